@@ -1,0 +1,56 @@
+// jit.hpp — run-time compilation of kernel templates (kernels/*.cuh, embedded in the library) with NVRTC,
+// an on-disk cubin cache keyed by content hash, and module loading through driver entry points.
+#pragma once
+#include <cuda.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tmagemm::jit {
+
+// What to compile: one instantiation of one kernel template.
+struct KernelSpec {
+  std::string name;                  // printable, e.g. "persistent_tma_128x256x64_s4_c2_bf16_rc"
+  std::string header;                // embedded kernels/ header to include, e.g. "gemm_persistent_tma.cuh"
+  std::string kernel;                // name expression of the __global__ template instance,
+                                     // e.g. "tmagemm::kernels::gemm_persistent_tma<Cfg>"
+  std::string extra_source;          // inserted after the include (e.g. a config struct or epilogue functor)
+  std::vector<std::string> options;  // extra NVRTC options (e.g. "-DTMAGEMM_X=1")
+
+  std::string render() const;        // the whole translation unit handed to NVRTC
+};
+
+struct Cubin {
+  std::vector<char> image;     // the sm_XX cubin
+  std::string lowered_name;    // mangled name of `kernel` (from nvrtcGetLoweredName)
+  std::string log;             // NVRTC log (warnings, -Xptxas -v resource report when asked)
+  bool from_cache = false;
+};
+
+// Embedded kernel headers: (path relative to kernels/, text). Generated at build time.
+const std::vector<std::pair<std::string, std::string>>& embedded_headers();
+
+// Directory of the cubin cache and tuning DB: $TMAGEMM_CACHE_DIR, else $HOME/.cache/tmagemm. Created on demand.
+std::string cache_dir();
+// Root of the CUDA toolkit used for libcu++ headers: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (first that has
+// include/cccl/cuda/ptx). Throws Error(compile_error) saying what was searched when none is found.
+std::string cuda_home();
+
+// Content hash of (rendered source, arch, options, NVRTC version) as 16 hex digits.
+std::string cache_key(const KernelSpec& spec, const std::string& arch);
+
+// Compile for `arch` (e.g. "sm_90a"), going through the disk cache. Throws Error(compile_error) with the
+// NVRTC log. A truncated or corrupt cache file is detected (checksum) and rebuilt.
+// verbose_resources adds --ptxas-options=-v and bypasses nothing else (log carries the report).
+Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_resources = false);
+
+// Compile (or fetch) and load on `device`; memoised per (key, device) for the life of the process.
+// The returned function has max dynamic shared memory set to `dynamic_smem_bytes` when > 48 KiB.
+CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes);
+
+// A tiny sm_90a kernel (kernels/probe.cuh) that uses wgmma.fence and a cuda::ptx mbarrier: proves that NVRTC,
+// libcu++ and the embedded headers work together. compile-check compiles it when no backend has kernels.
+KernelSpec probe_spec();
+
+}  // namespace tmagemm::jit

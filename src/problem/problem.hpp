@@ -1,0 +1,90 @@
+// problem.hpp — GemmProblem: the validated, canonical description of one GEMM call. Every backend
+// reads this (never the user's TensorViews). Built only by the make_*_problem functions, which
+// throw tmagemm::Error(invalid_argument | unsupported) naming the argument and the rule.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "tmagemm/types.hpp"
+
+namespace tmagemm {
+
+enum class Op { mm, addmm, scaled_mm, bmm };
+const char* to_string(Op op) noexcept;
+
+// Which index of a matrix is contiguous. row: the column index has unit stride (C order);
+// col: the row index has unit stride (Fortran order); strided: neither (fallback backends only).
+enum class Major { row, col, strided };
+const char* to_string(Major major) noexcept;
+
+// One matrix operand, canonicalised. For A: rows=M, cols=K. B: rows=K, cols=N. out: rows=M, cols=N.
+// Element (b, i, j) lives at data + (b*batch_stride + i*row_stride + j*col_stride) * itemsize.
+// Canonicalisation: the stride of a dimension of extent 1 is free, so validation rewrites it to make the
+// layout row- or col-major where possible (the free stride becomes the other extent rounded up to
+// 16 bytes), so that e.g. an (M,1) column with strides (1,1) is a col-major matrix with ld = round16(M).
+struct Operand {
+  const void* data = nullptr;
+  DType dtype = DType::bf16;
+  int64_t rows = 0, cols = 0;
+  int64_t row_stride = 0, col_stride = 0;
+  int64_t batch_stride = 0;  // 0 for rank-2 operands (and for broadcast batches)
+
+  Major major() const noexcept;   // from the (canonical) strides
+  int64_t ld() const noexcept;    // the non-unit stride for row/col; row_stride when strided
+  bool empty() const noexcept { return rows == 0 || cols == 0; }
+};
+
+// TMA compatibility of one operand (can the tensor-memory accelerator address it as a 2-D/3-D tensor).
+// ok == false comes with a reason that names the rule, e.g.
+// "base address 0x...02 is not 16-byte aligned", "row stride 11 elements x 2 bytes = 22 bytes is not a multiple of 16".
+struct TmaCompat {
+  bool ok = true;
+  std::string reason;
+};
+TmaCompat can_use_tma(const TensorView& view);
+TmaCompat can_use_tma(const Operand& operand);
+
+enum class BiasKind { none, row_vector /* (N) or (1,N) */, col_vector /* (M,1) */, full /* (M,N) */ };
+enum class ScaleKind { none, tensorwise, rowwise };
+
+struct GemmProblem {
+  Op op = Op::mm;
+  int device = 0;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  Operand a, b, out;
+  // addmm / scaled_mm
+  BiasKind bias_kind = BiasKind::none;
+  Operand bias;                 // rows/cols as given after broadcasting rules: (1,N), (M,1) or (M,N)
+  float alpha = 1.0f, beta = 1.0f;
+  Activation act = Activation::none;
+  // scaled_mm
+  ScaleKind scale_kind = ScaleKind::none;
+  const float* scale_a = nullptr;  // 1 value (tensorwise) or M values (rowwise)
+  const float* scale_b = nullptr;  // 1 value (tensorwise) or N values (rowwise)
+  bool fast_accum = false;
+
+  std::string describe() const;   // e.g. "mm(4096x4096 row, 4096x14336 col) bf16->bf16"
+};
+
+// Where a pointer lives, as the CUDA runtime reports it. Validation asks through a replaceable hook so
+// that CPU-only tests can describe device memory without a GPU.
+struct PointerInfo {
+  bool is_device = false;  // device or managed memory usable by kernels on `device`
+  int device = -1;
+};
+using PointerQuery = std::function<PointerInfo(const void*)>;
+// Installs a query (tests); an empty function restores the default (cudaPointerGetAttributes).
+void set_pointer_query(PointerQuery query);
+PointerInfo query_pointer(const void* p);
+
+// Builders: validate the views and build the canonical problem, or throw Error.
+GemmProblem make_mm_problem(const TensorView& a, const TensorView& b, const TensorView& out);
+GemmProblem make_addmm_problem(const TensorView& bias, const TensorView& a, const TensorView& b,
+                               const TensorView& out, float beta, float alpha, Activation act);
+GemmProblem make_scaled_mm_problem(const TensorView& a, const TensorView& b, const TensorView& scale_a,
+                                   const TensorView& scale_b, const TensorView* bias, const TensorView& out,
+                                   bool use_fast_accum);
+GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const TensorView& out);
+
+}  // namespace tmagemm

@@ -1,0 +1,45 @@
+// device.hpp — cached device properties and the driver entry points tmagemm uses (no libcuda link).
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstddef>
+#include <string>
+
+namespace tmagemm::runtime {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::size_t smem_per_block_optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
+  std::size_t smem_per_sm = 0;
+  std::size_t l2_bytes = 0;
+  int driver_version = 0, runtime_version = 0;
+  std::string arch() const;  // NVRTC target: "sm_90a" for cc 9.0, else "sm_<major><minor>"
+};
+
+// Number of CUDA devices; 0 when there is no device or no driver (never throws).
+int device_count() noexcept;
+// The calling thread's current device (throws Error(cuda_error) when there is none).
+int current_device();
+// Properties of a device, read once per process and cached (thread-safe).
+const DeviceInfo& device_info(int device);
+
+// Driver API functions resolved with cudaGetDriverEntryPointByVersion on first use.
+struct DriverApi {
+  PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encode_tiled = nullptr;
+  PFN_cuModuleLoadData_v2000 module_load_data = nullptr;
+  PFN_cuModuleUnload_v2000 module_unload = nullptr;
+  PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
+  PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
+  PFN_cuFuncGetAttribute_v2020 func_get_attribute = nullptr;
+  PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  PFN_cuGetErrorName_v6000 get_error_name = nullptr;
+  PFN_cuGetErrorString_v6000 get_error_string = nullptr;
+};
+// Throws Error(cuda_error) naming the entry point that could not be resolved.
+const DriverApi& driver();
+
+}  // namespace tmagemm::runtime
