@@ -53,4 +53,30 @@ CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_byt
 // libcu++ and the embedded headers work together. compile-check compiles it when no backend has kernels.
 KernelSpec probe_spec();
 
+// ---- Additions (declarations only; the ones above are the contract) ----
+
+// cache_key with the verbose flag folded in: verbose compiles (--ptxas-options=-v) are cached under their own
+// key. cache_key(spec, arch) == cache_key(spec, arch, false). compile() uses this one.
+std::string cache_key(const KernelSpec& spec, const std::string& arch, bool verbose_resources);
+// <cache_dir()>/kernels/<key>.cubin — where compile() keeps the cubin of `key`.
+std::string cache_file(const std::string& key);
+// The full NVRTC option list compile() passes for (spec, arch, verbose): the fixed options, then spec.options.
+std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string& arch,
+                                       bool verbose_resources = false);
+// NVRTC version as "major.minor" (from nvrtcVersion).
+std::string nvrtc_version();
+
+namespace detail {
+// Cubin cache file (<key>.cubin), all integers little-endian:
+//   "TMGMCUB1" | u32 name length | lowered name | u64 image size | image | u64 XXH64(name bytes + image bytes)
+std::string encode_cache_file(const Cubin& cubin);
+// False (and `out` untouched) unless `bytes` is exactly one well-formed record with a matching checksum.
+bool decode_cache_file(const std::string& bytes, Cubin& out);
+// False when the file is missing, unreadable, short, has a bad magic or checksum (all mean "cache miss").
+bool read_cache_file(const std::string& path, Cubin& out);
+// Writes "<path>.tmp.<pid>.<thread>.<n>" then renames it over `path` (atomic on POSIX). False when the
+// directory is not writable; never throws for I/O problems, never leaves the temporary behind.
+bool write_cache_file(const std::string& path, const Cubin& cubin);
+}  // namespace detail
+
 }  // namespace tmagemm::jit

@@ -1,0 +1,82 @@
+// epilogue.cuh — from fp32 accumulators to the output tensor.
+//
+// Contract:
+//   takes   one warpgroup's m64nN accumulator fragment (float d[N/2] per thread, wgmma layout:
+//           row = 16*warp + lane/4 + 8*((i/2)%2), col = 8*(i/4) + 2*(lane%4) + i%2), the tile origin, the
+//           problem extents and EpilogueParams (output base, strides in elements, batch stride);
+//   does    convert to the output type (bf16 / f16 with round-to-nearest-even, or f32) and store;
+//   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
+//   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
+//           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
+#pragma once
+#include <cuda/std/cstdint>
+
+#include "ptx/sync.cuh"
+
+namespace tmagemm::kernels {
+
+enum OutType : int { kOutBf16 = 0, kOutF16 = 1, kOutF32 = 2 };
+
+// Mirrored on the host (src/choices/persistent_tma.cpp); keep the layout identical.
+struct EpilogueParams {
+  void* out;
+  long long row_stride;
+  long long col_stride;
+  long long batch_stride;
+  int vec2;  // adjacent column pairs may be stored as one 4/8-byte access
+};
+
+template <int Out>
+__device__ inline void store_one(void* base, long long offset, float v) {
+  if constexpr (Out == kOutF32) {
+    static_cast<float*>(base)[offset] = v;
+  } else if constexpr (Out == kOutBf16) {
+    const cuda::std::uint32_t p = ptx::pack_bf16x2(v, 0.0f);
+    static_cast<cuda::std::uint16_t*>(base)[offset] = static_cast<cuda::std::uint16_t>(p & 0xFFFF);
+  } else {
+    const cuda::std::uint32_t p = ptx::pack_f16x2(v, 0.0f);
+    static_cast<cuda::std::uint16_t*>(base)[offset] = static_cast<cuda::std::uint16_t>(p & 0xFFFF);
+  }
+}
+
+template <int Out>
+__device__ inline void store_two(void* base, long long offset, float v0, float v1) {
+  if constexpr (Out == kOutF32) {
+    *reinterpret_cast<float2*>(static_cast<float*>(base) + offset) = make_float2(v0, v1);
+  } else if constexpr (Out == kOutBf16) {
+    *reinterpret_cast<cuda::std::uint32_t*>(static_cast<cuda::std::uint16_t*>(base) + offset) = ptx::pack_bf16x2(v0, v1);
+  } else {
+    *reinterpret_cast<cuda::std::uint32_t*>(static_cast<cuda::std::uint16_t*>(base) + offset) = ptx::pack_f16x2(v0, v1);
+  }
+}
+
+// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`.
+template <int N, int Out>
+__device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0, int col0,
+                                      int M, int N_total) {
+  const int t = threadIdx.x % 128;
+  const int warp = t / 32, lane = t % 32;
+  const int r_base = row0 + 16 * warp + lane / 4;
+  const int c_base = col0 + 2 * (lane % 4);
+  void* base = static_cast<char*>(p.out);
+  const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
+#pragma unroll
+  for (int q = 0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {    // h = 0: row r_base, h = 1: row r_base + 8
+      const int r = r_base + 8 * h;
+      const int c = c_base + 8 * q;
+      const float v0 = d[4 * q + 2 * h], v1 = d[4 * q + 2 * h + 1];
+      if (r >= M) continue;
+      const long long off = batch_off + r * p.row_stride + c * p.col_stride;
+      if (p.vec2 && c + 1 < N_total) {
+        store_two<Out>(base, off, v0, v1);
+        continue;
+      }
+      if (c < N_total) store_one<Out>(base, off, v0);
+      if (c + 1 < N_total) store_one<Out>(base, off + p.col_stride, v1);
+    }
+  }
+}
+
+}  // namespace tmagemm::kernels

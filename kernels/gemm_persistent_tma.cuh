@@ -1,0 +1,199 @@
+// gemm_persistent_tma.cuh — persistent, warp-specialised TMA + WGMMA GEMM for 16-bit inputs (bf16/f16).
+//
+// One CTA per SM loops over output tiles (scheduler.cuh). Warpgroup 0 is the producer: one thread issues
+// TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
+// Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile, runs
+// wgmma.mma_async m64nBNk16 from shared memory into fp32 registers, and stores its rows (epilogue.cuh).
+//
+// Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
+// B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
+// 128-byte swizzle (a swizzled row holds at most 64 16-bit elements), so a stage of an operand is:
+//   K-major  : BK/64 slabs of [rows][128 B], one TMA box {64 (K), rows} per slab;
+//   MN-major : rows/64 chunks of [BK K-rows][128 B], one TMA box {64 (M or N), BK} per chunk.
+// K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
+// loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
+//
+// Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
+//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kAKMajor, kBKMajor, kF16, kOut, kConsumerRegs,
+//   kProducerRegs (0: no register reallocation).
+#pragma once
+#include <cuda/ptx>
+#include <cuda/std/cstdint>
+
+#include "epilogue.cuh"
+#include "ptx/sync.cuh"
+#include "ptx/wgmma.cuh"
+#include "scheduler.cuh"
+
+namespace tmagemm::kernels {
+
+// Opaque 128-byte CUtensorMap (cuda.h is not available under NVRTC).
+struct alignas(64) TmaDesc {
+  char bytes[128];
+};
+
+__device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
+    gemm_persistent_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
+                        const EpilogueParams ep, int M, int N, int K, int batch) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using cuda::std::uint32_t;
+  using cuda::std::uint64_t;
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages, C = Cfg::kConsumers;
+  constexpr int kRowsPerConsumer = BM / C;
+  constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
+  constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  static_assert(BK % 64 == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
+  constexpr int kSlabs = BK / 64;
+  static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
+  static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
+  static_assert(Cfg::kBKMajor || BN % 64 == 0, "N-major B is loaded in 64-column chunks");
+  static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
+
+  extern __shared__ unsigned char smem_raw[];
+  // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
+  const uint32_t raw_addr = ptx::smem_u32(smem_raw);
+  unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStageBytes);
+  uint64_t* empty = full + S;
+
+  const int wg = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      cuda::ptx::mbarrier_init(&full[s], 1);
+      cuda::ptx::mbarrier_init(&empty[s], C * 4);  // one arrival per consumer warp
+    }
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    ptx::prefetch_tensormap(&tma_a);
+    ptx::prefetch_tensormap(&tma_b);
+  }
+  __syncthreads();
+
+  const TileScheduler sched(M, N, batch, BM, BN, Cfg::kGroupM);
+  const int k_blocks = (K + BK - 1) / BK;
+
+  if (wg == 0) {
+    // ---------------- producer ----------------
+    if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (tid == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int t = blockIdx.x; t < sched.total; t += gridDim.x) {
+        const TileCoord tc = sched.tile(t);
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
+          cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                               &full[stage], kStageBytes);
+          unsigned char* a_dst = smem + stage * kStageBytes;
+          unsigned char* b_dst = a_dst + kABytes;
+          const int k0 = kb * BK;
+          if constexpr (Cfg::kAKMajor) {
+#pragma unroll
+            for (int sl = 0; sl < kSlabs; ++sl) {
+              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.m0, tc.batch};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              a_dst + sl * BM * 128, &tma_a, c, &full[stage]);
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < BM / 64; ++i) {
+              const cuda::std::int32_t c[3] = {tc.m0 + 64 * i, k0, tc.batch};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              a_dst + i * BK * 128, &tma_a, c, &full[stage]);
+            }
+          }
+          if constexpr (Cfg::kBKMajor) {
+#pragma unroll
+            for (int sl = 0; sl < kSlabs; ++sl) {
+              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.n0, tc.batch};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              b_dst + sl * BN * 128, &tma_b, c, &full[stage]);
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j) {
+              const cuda::std::int32_t c[3] = {tc.n0 + 64 * j, k0, tc.batch};
+              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                              b_dst + j * BK * 128, &tma_b, c, &full[stage]);
+            }
+          }
+          if (++stage == S) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers ----------------
+    if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+    const int cidx = wg - 1;
+    const int lane = threadIdx.x % 32;
+    int stage = 0;
+    uint32_t phase = 0;
+    float acc[MI][BN / 2];
+
+    for (int t = blockIdx.x; t < sched.total; t += gridDim.x) {
+      const TileCoord tc = sched.tile(t);
+      int prev_stage = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        mbar_wait(&full[stage], phase);
+        const uint32_t a_base = ptx::smem_u32(smem + stage * kStageBytes);
+        const uint32_t b_base = a_base + kABytes;
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < BK / 16; ++k16) {
+          uint64_t db;
+          if constexpr (Cfg::kBKMajor) {
+            db = ptx::smem_desc_sw128(b_base + (k16 / 4) * BN * 128 + (k16 % 4) * 32, 16, 1024);
+          } else {
+            db = ptx::smem_desc_sw128(b_base + k16 * 16 * 128, BK * 128, 1024);
+          }
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) {
+            const int frag = cidx * MI + mi;  // which 64-row block of the tile
+            uint64_t da;
+            if constexpr (Cfg::kAKMajor) {
+              da = ptx::smem_desc_sw128(a_base + (k16 / 4) * BM * 128 + frag * 64 * 128 + (k16 % 4) * 32, 16, 1024);
+            } else {
+              da = ptx::smem_desc_sw128(a_base + frag * BK * 128 + k16 * 16 * 128, BK * 128, 1024);
+            }
+            ptx::Mma16<BN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
+                                                                                          (kb | k16) != 0);
+          }
+        }
+        ptx::wgmma_commit();
+        if (kb > 0) {
+          // NOTE: release a stage only after the wgmmas reading it have completed.
+          ptx::wgmma_wait<1>();
+          if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+        }
+        prev_stage = stage;
+        if (++stage == S) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      ptx::wgmma_wait<0>();
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        ptx::fence_accumulators(acc[mi]);
+        store_fragment<BN, Cfg::kOut>(ep, acc[mi], tc.batch, tc.m0 + (cidx * MI + mi) * 64, tc.n0, M,
+                                                  N);
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace tmagemm::kernels

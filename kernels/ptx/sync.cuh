@@ -1,0 +1,44 @@
+// sync.cuh — register reallocation, named barriers and small fences used by the warp-specialised kernels.
+#pragma once
+#include <cuda/std/cstdint>
+
+namespace tmagemm::ptx {
+
+// NOTE: setmaxnreg must be executed by all warps of a warpgroup; needs __launch_bounds__(threads, 1).
+template <int Regs>
+__device__ inline void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Regs));
+}
+template <int Regs>
+__device__ inline void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Regs));
+}
+
+// Named barrier over `threads` threads (a multiple of 32); id 0 is __syncthreads.
+__device__ inline void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ inline cuda::std::uint32_t smem_u32(const void* p) {
+  return static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Warms the descriptor cache for a __grid_constant__ tensor map (generic address of the parameter).
+__device__ inline void prefetch_tensormap(const void* tmap) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<cuda::std::uint64_t>(tmap)) : "memory");
+}
+
+// Packs two floats into bf16x2 / f16x2 (lo in the low half).
+// NOTE: cvt.rn.bf16x2.f32 d, a, b puts a in the UPPER half.
+__device__ inline cuda::std::uint32_t pack_bf16x2(float lo, float hi) {
+  cuda::std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ inline cuda::std::uint32_t pack_f16x2(float lo, float hi) {
+  cuda::std::uint32_t r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+}  // namespace tmagemm::ptx

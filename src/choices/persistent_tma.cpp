@@ -1,0 +1,230 @@
+// persistent_tma.cpp — host side of the persistent TMA + WGMMA backend: config table, can_implement,
+// KernelSpec rendering, TMA descriptor encoding and launch.
+#include "choices/persistent_tma.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/cuda_check.hpp"
+#include "tmagemm/error.hpp"
+
+namespace tmagemm::choices {
+
+namespace {
+
+// Mirrors kernels::EpilogueParams (kernels/epilogue.cuh).
+struct EpilogueParamsHost {
+  void* out;
+  long long row_stride;
+  long long col_stride;
+  long long batch_stride;
+  int vec2;
+};
+
+constexpr std::size_t kBarrierBytes = 8;
+
+bool is_16bit_float(DType d) { return d == DType::bf16 || d == DType::f16; }
+
+int out_code(DType d) {
+  switch (d) {
+    case DType::bf16: return 0;
+    case DType::f16: return 1;
+    case DType::f32: return 2;
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+std::string TmaConfig::name() const {
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}", bm, bn, bk, stages, consumers, group_m);
+}
+
+std::size_t TmaConfig::smem_bytes() const {
+  const std::size_t stage = static_cast<std::size_t>(bm + bn) * bk * 2;
+  return stage * stages + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up to 1024
+}
+
+const std::vector<TmaConfig>& persistent_tma_configs() {
+  // bm, bn, bk, stages, consumers, group_m
+  static const std::vector<TmaConfig> table = {
+      {128, 256, 64, 4, 2, 8},
+      {128, 192, 64, 5, 2, 8},
+      {256, 128, 64, 4, 2, 8},
+      {128, 128, 64, 6, 2, 8},
+      {64, 256, 64, 5, 1, 8},
+      {64, 128, 64, 8, 1, 8},
+      {128, 128, 128, 3, 2, 8},
+  };
+  return table;
+}
+
+std::string persistent_tma_can_implement_problem(const GemmProblem& p, const TmaConfig& c) {
+  if (p.op != Op::mm && p.op != Op::bmm)
+    return fmt::format("op {} is not handled by this template yet", to_string(p.op));
+  if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
+    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                       to_string(p.b.dtype));
+  if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
+  if (c.bk != 64 && c.bk != 128) return "block K must be 64 or 128 (whole 128-byte swizzle slabs)";
+  if (c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
+  if (c.bn % 64 != 0 || c.bn > 256) return "block N must be a multiple of 64, at most 256";
+  if (p.a.major() == Major::strided) return "a has no unit stride (TMA needs one contiguous dimension)";
+  if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";
+  if (auto t = can_use_tma(p.a); !t.ok) return "a: " + t.reason;
+  if (auto t = can_use_tma(p.b); !t.ok) return "b: " + t.reason;
+  const int64_t limit = int64_t{1} << 31;
+  if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit)
+    return "an extent is 2^31 or more (the kernel indexes tiles with 32-bit integers)";
+  return {};
+}
+
+std::string persistent_tma_can_implement(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d) {
+  if (d.cc_major != 9 || d.cc_minor != 0)
+    return fmt::format("needs an sm_90 (Hopper) GPU; {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
+  if (c.smem_bytes() > d.smem_per_block_optin)
+    return fmt::format("needs {} bytes of shared memory; the device allows {} per block", c.smem_bytes(),
+                       d.smem_per_block_optin);
+  return persistent_tma_can_implement_problem(p, c);
+}
+
+namespace {
+
+jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out) {
+  static const char* out_names[] = {"bf16", "f16", "f32"};
+  jit::KernelSpec s;
+  s.name = fmt::format("{}_{}_{}{}_{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c", b_kmajor ? "c" : "r",
+                       out_names[out]);
+  s.header = "gemm_persistent_tma.cuh";
+  const bool realloc = c.consumers >= 2;  // NOTE: setmaxnreg needs a known entry register count (<= 168 at 384 threads)
+  s.extra_source = fmt::format(
+      "struct TmagemmTmaConfig {{\n"
+      "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
+      "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
+      "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
+      "}};\n",
+      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
+      realloc ? 232 : 0);
+  s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
+  return s;
+}
+
+}  // namespace
+
+jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
+  // A row-major (K contiguous) is K-major; B column-major (K contiguous) is K-major.
+  return make_spec(c, p.a.dtype == DType::f16, p.a.major() == Major::row, p.b.major() == Major::col,
+                   out_code(p.out.dtype));
+}
+
+std::vector<jit::KernelSpec> persistent_tma_all_specs() {
+  std::vector<jit::KernelSpec> specs;
+  for (const auto& c : persistent_tma_configs())
+    for (bool f16 : {false, true})
+      for (bool ak : {true, false})
+        for (bool bk : {true, false})
+          for (int out : {0, 1, 2}) specs.push_back(make_spec(c, f16, ak, bk, out));
+  return specs;
+}
+
+namespace {
+
+// Rank-3 tiled map over (inner, outer, batch) with 128-byte swizzle and zero fill.
+CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner, uint64_t outer,
+                       uint64_t batch, int64_t outer_stride, int64_t batch_stride, uint32_t box_inner,
+                       uint32_t box_outer, const char* what) {
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  const cuuint64_t dims[3] = {inner, outer, batch};
+  uint64_t bstride = static_cast<uint64_t>(batch_stride) * elem;
+  if (batch <= 1) bstride = 0;  // never used; 0 is accepted (broadcast)
+  const cuuint64_t strides[2] = {static_cast<uint64_t>(outer_stride) * elem, bstride};
+  const cuuint32_t box[3] = {box_inner, box_outer, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  CUresult r = runtime::driver().tensor_map_encode_tiled(
+      &map, type, 3, const_cast<void*>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  runtime::check_cu(r, what);
+  return map;
+}
+
+}  // namespace
+
+void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout) {
+  const runtime::DeviceInfo& dev = runtime::device_info(p.device);
+  const jit::KernelSpec spec = persistent_tma_spec(p, c);
+  const std::size_t smem = c.smem_bytes();
+  CUfunction fn = jit::load(spec, p.device, smem);
+
+  const CUtensorMapDataType type =
+      p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const std::size_t elem = 2;
+  CUtensorMap map_a, map_b;
+  if (p.a.major() == Major::row)  // K-major: rows of K
+    map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, c.bm,
+                       "cuTensorMapEncodeTiled(a)");
+  else  // M-major: stored K x M
+    map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
+                       "cuTensorMapEncodeTiled(a)");
+  if (p.b.major() == Major::col)  // K-major: stored N x K
+    map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64, c.bn,
+                       "cuTensorMapEncodeTiled(b)");
+  else  // N-major: K x N
+    map_b = encode_map(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
+                       "cuTensorMapEncodeTiled(b)");
+
+  EpilogueParamsHost ep{};
+  ep.out = const_cast<void*>(p.out.data);
+  ep.row_stride = p.out.row_stride;
+  ep.col_stride = p.out.col_stride;
+  ep.batch_stride = p.out.batch_stride;
+  const std::size_t out_elem = itemsize(p.out.dtype);
+  const auto addr = reinterpret_cast<std::uintptr_t>(p.out.data);
+  ep.vec2 = p.out.col_stride == 1 && p.out.row_stride % 2 == 0 && p.out.batch_stride % 2 == 0 &&
+            addr % (2 * out_elem) == 0;
+
+  int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
+  const int64_t tiles = ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn) * p.batch;
+  const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
+
+  void* params[] = {&map_a, &map_b, &ep, &m, &n, &k, &b};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = grid;
+  cfg.gridDimY = 1;
+  cfg.gridDimZ = 1;
+  cfg.blockDimX = static_cast<unsigned>(c.threads());
+  cfg.blockDimY = 1;
+  cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(smem);
+  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  cfg.attrs = nullptr;
+  cfg.numAttrs = 0;
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
+}
+
+const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
+  const TmaConfig* best = nullptr;
+  double best_score = -1;
+  const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
+  for (const auto& c : persistent_tma_configs()) {
+    if (!persistent_tma_can_implement(p, c, d).empty()) continue;
+    const double tiles = std::ceil(double(p.m) / c.bm) * std::ceil(double(p.n) / c.bn) * double(p.batch);
+    const double waves = std::ceil(tiles / sms);
+    const double useful = double(p.m) * double(p.n) * double(p.batch);
+    double score = useful / (waves * sms * c.bm * c.bn);
+    // Larger tiles move fewer bytes per flop: prefer them when the wave efficiency is close.
+    score *= 1.0 + 0.02 * (c.bm * c.bn) / (128.0 * 256.0);
+    if (score > best_score) {
+      best_score = score;
+      best = &c;
+    }
+  }
+  return best;
+}
+
+}  // namespace tmagemm::choices

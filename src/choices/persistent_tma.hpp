@@ -1,0 +1,46 @@
+// persistent_tma.hpp — the persistent TMA + WGMMA backend (device side: kernels/gemm_persistent_tma.cuh).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "jit/jit.hpp"
+#include "problem/problem.hpp"
+#include "runtime/device.hpp"
+
+namespace tmagemm::choices {
+
+// One row of the config table. Becomes template arguments only in persistent_tma_spec().
+struct TmaConfig {
+  int bm, bn, bk, stages, consumers, group_m;
+
+  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8"
+  std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
+  int threads() const { return 128 * (consumers + 1); }
+};
+
+const std::vector<TmaConfig>& persistent_tma_configs();
+
+// Empty string when the backend can run `problem` with `config` on `device`; else the reason in words.
+std::string persistent_tma_can_implement(const GemmProblem& problem, const TmaConfig& config,
+                                         const runtime::DeviceInfo& device);
+// The same checks that need no device (dtype, op, layouts, TMA rules, tile divisibility).
+std::string persistent_tma_can_implement_problem(const GemmProblem& problem, const TmaConfig& config);
+
+// The kernel instantiation for (problem's dtypes and layouts, config). Depends on no extent.
+jit::KernelSpec persistent_tma_spec(const GemmProblem& problem, const TmaConfig& config);
+
+// Encodes the TMA descriptors and launches on `stream`. The problem must have passed can_implement.
+void persistent_tma_launch(const GemmProblem& problem, const TmaConfig& config, cudaStream_t stream,
+                           int sm_carveout);
+
+// A simple rule until the tuner exists: among configs that can run the problem, the one with the best
+// wave efficiency (useful tile area / launched tile area over whole waves), ties to the larger tile.
+// Returns nullptr when none applies.
+const TmaConfig* persistent_tma_pick(const GemmProblem& problem, const runtime::DeviceInfo& device, int sm_carveout);
+
+// Every distinct kernel the table can produce (dtype x layouts x output type x config), for compile-check.
+std::vector<jit::KernelSpec> persistent_tma_all_specs();
+
+}  // namespace tmagemm::choices

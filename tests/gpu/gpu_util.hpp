@@ -1,0 +1,267 @@
+// gpu_util.hpp — helpers for GPU tests: skip without a GPU, device buffers, random 16-bit matrices with any
+// layout and padding, NaN poisoning, and the reference GEMM (kernels/reference.cuh) launched through the JIT.
+#pragma once
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "jit/jit.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+#include "tmagemm/tmagemm.hpp"
+
+#define TMAGEMM_REQUIRE_GPU()                                                          \
+  do {                                                                                 \
+    if (tmagemm::runtime::device_count() == 0)                                         \
+      GTEST_SKIP() << "no CUDA device: GPU test skipped (run on a machine with a GPU)"; \
+  } while (0)
+
+namespace tmagemm::testing {
+
+inline void cuda_ok(cudaError_t e, const char* what) { runtime::check_cuda(e, what); }
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  explicit DeviceBuffer(std::size_t n) : bytes(n) { cuda_ok(cudaMalloc(&ptr, n ? n : 1), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+inline uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffff) > 0x7f800000) return 0x7fc0;
+  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(u >> 16);
+}
+inline float bf16_to_float(uint16_t h) {
+  uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t float_to_f16(float f) {
+  // Round-to-nearest-even conversion for the normal/subnormal range our random data uses.
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000;
+  const int32_t exp = static_cast<int32_t>((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = u & 0x7fffff;
+  if (((u >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - exp;
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+inline float f16_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, u;
+  if (exp == 0) {
+    if (mant == 0) {
+      u = sign;
+    } else {
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      u = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    u = sign | 0x7f800000 | (mant << 13);
+  } else {
+    u = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// A rows x cols matrix (x batch) in device memory. col_major: the row index has unit stride.
+// ld_multiple pads the leading dimension up to a multiple of that many elements; extra_ld adds more.
+struct Matrix {
+  DType dtype;
+  int64_t batch, rows, cols, ld, batch_stride;
+  bool col_major;
+  std::vector<uint8_t> host;  // the whole allocation, as bytes
+  std::unique_ptr<DeviceBuffer> dev;
+
+  std::size_t elem() const { return itemsize(dtype); }
+  int64_t offset(int64_t b, int64_t r, int64_t c) const {
+    return b * batch_stride + (col_major ? r + c * ld : r * ld + c);
+  }
+  TensorView view() const {
+    TensorView v;
+    v.data = dev->ptr;
+    v.dtype = dtype;
+    v.device = 0;
+    if (batch_stride > 0 && batch > 0 && rank3) {
+      v.rank = 3;
+      v.sizes[0] = batch;
+      v.sizes[1] = rows;
+      v.sizes[2] = cols;
+      v.strides[0] = batch_stride;
+      v.strides[1] = col_major ? 1 : ld;
+      v.strides[2] = col_major ? ld : 1;
+    } else {
+      v.rank = 2;
+      v.sizes[0] = rows;
+      v.sizes[1] = cols;
+      v.strides[0] = col_major ? 1 : ld;
+      v.strides[1] = col_major ? ld : 1;
+    }
+    return v;
+  }
+  bool rank3 = false;
+  float get(int64_t b, int64_t r, int64_t c) const {
+    const int64_t o = offset(b, r, c);
+    if (dtype == DType::f32) {
+      float f;
+      std::memcpy(&f, host.data() + o * 4, 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, host.data() + o * 2, 2);
+    return dtype == DType::bf16 ? bf16_to_float(h) : f16_to_float(h);
+  }
+  void upload() { cuda_ok(cudaMemcpy(dev->ptr, host.data(), host.size(), cudaMemcpyHostToDevice), "upload"); }
+  void download() { cuda_ok(cudaMemcpy(host.data(), dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download"); }
+};
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// fill: "random" (normal, mean 0, sd 1) or "nan" (poison: every byte pattern of the allocation is a NaN).
+inline Matrix make_matrix(DType dtype, int64_t rows, int64_t cols, bool col_major, int64_t ld_multiple,
+                          std::mt19937& rng, bool random, int64_t batch = 1, bool rank3 = false) {
+  Matrix m{dtype, batch, rows, cols, 0, 0, col_major, {}, nullptr};
+  m.rank3 = rank3;
+  const int64_t inner = col_major ? rows : cols, outer = col_major ? cols : rows;
+  m.ld = round_up(std::max<int64_t>(inner, 1), std::max<int64_t>(ld_multiple, 1));
+  m.batch_stride = round_up(m.ld * std::max<int64_t>(outer, 1), 64);
+  const int64_t elems = m.batch_stride * std::max<int64_t>(batch, 1);
+  m.host.resize(static_cast<std::size_t>(elems) * m.elem());
+  // Poison everything first (padding included), then write random values into the matrix proper.
+  if (dtype == DType::f32) {
+    const uint32_t nan = 0x7fc00001u;
+    for (int64_t i = 0; i < elems; ++i) std::memcpy(m.host.data() + i * 4, &nan, 4);
+  } else {
+    const uint16_t nan = dtype == DType::bf16 ? 0x7fc1 : 0x7e01;
+    for (int64_t i = 0; i < elems; ++i) std::memcpy(m.host.data() + i * 2, &nan, 2);
+  }
+  if (random) {
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          const float v = dist(rng);
+          const int64_t o = m.offset(b, r, c);
+          if (dtype == DType::f32) {
+            std::memcpy(m.host.data() + o * 4, &v, 4);
+          } else {
+            const uint16_t h = dtype == DType::bf16 ? float_to_bf16(v) : float_to_f16(v);
+            std::memcpy(m.host.data() + o * 2, &h, 2);
+          }
+        }
+  }
+  m.dev = std::make_unique<DeviceBuffer>(m.host.size());
+  m.upload();
+  return m;
+}
+
+// fp32 reference out[b][m][n] (dense) computed on the GPU by kernels/reference.cuh.
+inline std::vector<float> reference_gemm(const Matrix& a, const Matrix& b, int64_t M, int64_t N, int64_t K,
+                                         int64_t batch = 1, bool broadcast_a = false, bool broadcast_b = false) {
+  const int in_type = a.dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec spec;
+  spec.name = fmt::format("reference_gemm_{}", in_type);
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::reference_gemm<{}>", in_type);
+  CUfunction fn = jit::load(spec, 0, 0);
+  const int64_t total = M * N * batch;
+  DeviceBuffer out(static_cast<std::size_t>(std::max<int64_t>(total, 1)) * 4);
+  const void* pa = a.dev->ptr;
+  const void* pb = b.dev->ptr;
+  void* po = out.ptr;
+  int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K), bt = static_cast<int>(batch);
+  long long a_rs = a.col_major ? 1 : a.ld, a_cs = a.col_major ? a.ld : 1, a_bs = broadcast_a ? 0 : a.batch_stride;
+  long long b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1, b_bs = broadcast_b ? 0 : b.batch_stride;
+  void* params[] = {&pa, &pb, &po, &m, &n, &k, &bt, &a_rs, &a_cs, &a_bs, &b_rs, &b_cs, &b_bs};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((total + 255) / 256);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  if (total > 0) runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "reference launch");
+  cuda_ok(cudaDeviceSynchronize(), "reference sync");
+  std::vector<float> host(static_cast<std::size_t>(total));
+  if (total > 0) cuda_ok(cudaMemcpy(host.data(), out.ptr, total * 4, cudaMemcpyDeviceToHost), "reference download");
+  return host;
+}
+
+struct Check {
+  double rel_err = 0;
+  int64_t nan_count = 0;        // NaN/inf inside the output matrix
+  int64_t padding_touched = 0;  // elements outside the matrix that are no longer the poison pattern
+  std::string first_bad;        // location of the first element with |out-ref| > 0.05*(1+|ref|), if any
+};
+
+// Compares `out` (downloaded) with the dense reference; checks that padding still holds the poison.
+inline Check compare(Matrix& out, const std::vector<float>& ref, int64_t batch = 1) {
+  out.download();
+  Check c;
+  double num = 0, den = 0;
+  std::vector<uint8_t> inside(out.host.size() / out.elem(), 0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < out.rows; ++r)
+      for (int64_t col = 0; col < out.cols; ++col) {
+        inside[out.offset(b, r, col)] = 1;
+        const float v = out.get(b, r, col);
+        const double x = ref[(b * out.rows + r) * out.cols + col];
+        if (!std::isfinite(v)) {
+          ++c.nan_count;
+          if (c.first_bad.empty()) c.first_bad = fmt::format("({}, {}, {}) = {} (ref {})", b, r, col, v, x);
+          continue;
+        }
+        num += (v - x) * (v - x);
+        den += x * x;
+        if (c.first_bad.empty() && std::fabs(v - x) > 0.05 * (1.0 + std::fabs(x)))
+          c.first_bad = fmt::format("({}, {}, {}) = {} (ref {})", b, r, col, v, x);
+      }
+  c.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  for (std::size_t i = 0; i < inside.size(); ++i) {
+    if (inside[i]) continue;
+    bool poison;
+    if (out.dtype == DType::f32) {
+      uint32_t u;
+      std::memcpy(&u, out.host.data() + i * 4, 4);
+      poison = u == 0x7fc00001u;
+    } else {
+      uint16_t h;
+      std::memcpy(&h, out.host.data() + i * 2, 2);
+      poison = h == (out.dtype == DType::bf16 ? 0x7fc1 : 0x7e01);
+    }
+    if (!poison) ++c.padding_touched;
+  }
+  return c;
+}
+
+}  // namespace tmagemm::testing

@@ -1,0 +1,520 @@
+// bench.cpp — `tmagemm bench`: runs the benchmark suites of suites.cpp the way docs BENCHMARKS.md says
+// (random normal inputs, outputs checked first, CUDA-event timing with L2 flushed between runs, median of
+// >= --reps runs and >= 100 ms, tmagemm interleaved with the cuBLASLt baseline in the same process), prints
+// a table with the geometric mean of tmagemm/cuBLASLt per suite, and writes
+// <out>/<gpu-slug>-<yyyy-mm-dd>-<suite>.json. Exits 1 when there is no CUDA device or any row is not ok.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "cublaslt_baseline.hpp"
+#include "runtime/device.hpp"
+#include "suites.hpp"
+#include "tmagemm/error.hpp"
+#include "tmagemm/ops.hpp"
+#include "tmagemm/options.hpp"
+#include "tmagemm/version.hpp"
+
+namespace tmagemm::cli {
+
+namespace {
+
+constexpr std::size_t kFlushBytes = std::size_t{256} << 20;     // written before every timed run (L2 flush)
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // cuBLASLt workspace
+constexpr double kMinTimedMs = 100.0;                           // keep timing until this much per side...
+constexpr int kMaxRuns = 2000;                                  // ...or this many runs
+constexpr int kWarmupRuns = 5;
+constexpr int kAlgoTrialRuns = 10;                              // per cuBLASLt heuristic algorithm
+constexpr int kBaselineAlgos = 4;                               // top-k heuristic algorithms tried
+constexpr int kReferenceSamples = 256;                          // output elements checked on the CPU
+constexpr double kTolerance = 1e-2;                             // relative Frobenius error allowed
+constexpr std::size_t kPoolSize = 1000003;                      // random values (a prime: no short period)
+
+struct BenchOptions {
+  std::string suite = "default";
+  std::string out = "bench/results";
+  int reps = 50;
+  std::string dtype = "bf16";
+  int device = 0;
+};
+
+struct Row {
+  std::string op, dtype, layout, epilogue, note;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::string status = "ok";  // ok | FAIL | error
+  std::string error;
+  std::optional<double> ours_ms, base_ms, rel_err;
+  std::string choice = "?";
+  int baseline_algo = -1;
+  int runs = 0;
+  bool bandwidth = false;
+  std::size_t itemsize = 2;
+
+  double flops() const { return 2.0 * batch * m * n * k; }
+  double bytes() const { return static_cast<double>(itemsize) * batch * (m * k + k * n + m * n); }
+  static std::optional<double> per_s(std::optional<double> ms, double amount, double unit) {
+    if (!ms || *ms <= 0) return std::nullopt;
+    return amount / (*ms * 1e-3) / unit;
+  }
+  std::optional<double> ours_tflops() const { return per_s(ours_ms, flops(), 1e12); }
+  std::optional<double> base_tflops() const { return per_s(base_ms, flops(), 1e12); }
+  std::optional<double> ours_tbps() const { return per_s(ours_ms, bytes(), 1e12); }
+  std::optional<double> base_tbps() const { return per_s(base_ms, bytes(), 1e12); }
+  std::optional<double> ratio() const {
+    auto o = ours_tflops(), b = base_tflops();
+    if (!o || !b) return std::nullopt;
+    return *o / *b;
+  }
+};
+
+// What every shape of a run shares: stream, events, flush buffer, cuBLASLt workspace, random values.
+struct Context {
+  int device = 0;
+  int reps = 50;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  DeviceBuffer flush, workspace;
+  std::vector<std::uint16_t> pool;  // random normal values in the bench dtype
+  DType pool_dtype = DType::bf16;
+  Options options;
+  unsigned flush_counter = 0;
+};
+
+// Fixed-seed normal values, never zero, converted to `dtype`. Inputs are filled by cycling through them.
+std::vector<std::uint16_t> make_pool(DType dtype) {
+  std::mt19937_64 rng(20261129);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<std::uint16_t> pool(kPoolSize);
+  for (auto& v : pool) {
+    std::uint16_t h = float_to_16bit(dtype, normal(rng));
+    if ((h & 0x7fffu) == 0) h = float_to_16bit(dtype, 1.0f);
+    v = h;
+  }
+  return pool;
+}
+
+void fill_cycled(std::vector<std::uint16_t>& dst, const std::vector<std::uint16_t>& pool, std::size_t offset) {
+  std::size_t done = 0;
+  offset %= pool.size();
+  while (done < dst.size()) {
+    const std::size_t n = std::min(dst.size() - done, pool.size() - offset);
+    std::memcpy(dst.data() + done, pool.data() + offset, n * sizeof(std::uint16_t));
+    done += n;
+    offset = 0;
+  }
+}
+
+// One timed run of `fn` with L2 flushed before it (the flush is outside the timed region). Milliseconds.
+float timed_run(Context& ctx, const std::function<void()>& fn) {
+  cuda_check(cudaMemsetAsync(ctx.flush.get(), static_cast<int>(++ctx.flush_counter & 0xff), ctx.flush.bytes(),
+                             ctx.stream),
+             "cudaMemsetAsync(L2 flush)");
+  cuda_check(cudaEventRecord(ctx.start, ctx.stream), "cudaEventRecord");
+  fn();
+  cuda_check(cudaEventRecord(ctx.stop, ctx.stream), "cudaEventRecord");
+  cuda_check(cudaEventSynchronize(ctx.stop), "cudaEventSynchronize");
+  float ms = 0;
+  cuda_check(cudaEventElapsedTime(&ms, ctx.start, ctx.stop), "cudaEventElapsedTime");
+  return ms;
+}
+
+double median(std::vector<float> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double rel_frobenius(const std::vector<double>& got, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double d = got[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double rel_frobenius(DType dtype, const std::vector<std::uint16_t>& got, const std::vector<std::uint16_t>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = from_16bit(dtype, got[i]), r = from_16bit(dtype, ref[i]);
+    num += (g - r) * (g - r);
+    den += r * r;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+std::string first_line(const std::string& s, std::size_t max = 300) {
+  std::string line = s.substr(0, s.find('\n'));
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+// Benchmarks one mm shape. Throws only for failures that leave nothing to record (e.g. out of memory).
+Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
+  Row row;
+  row.op = suite.op;
+  row.dtype = to_string(dtype);
+  row.layout = shape.layout;
+  row.epilogue = suite.epilogue;
+  row.note = shape.note;
+  row.batch = shape.batch;
+  row.m = shape.m;
+  row.n = shape.n;
+  row.k = shape.k;
+  row.bandwidth = suite.report_bandwidth;
+  row.itemsize = itemsize(dtype);
+  const Layout layout = parse_layout(shape.layout);
+  const int64_t M = shape.m, N = shape.n, K = shape.k;
+  const std::size_t es = itemsize(dtype);
+
+  // Inputs: random normal values on the host, copied to the device.
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(M * K)), hb(static_cast<std::size_t>(K * N));
+  fill_cycled(ha, ctx.pool, 0);
+  fill_cycled(hb, ctx.pool, kPoolSize / 2);
+  DeviceBuffer da(ha.size() * es), db(hb.size() * es);
+  DeviceBuffer dc_ours(static_cast<std::size_t>(M * N) * es), dc_base(static_cast<std::size_t>(M * N) * es);
+  cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
+  cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
+  // NaN in both 16-bit types: an output element the kernel did not write cannot pass the check.
+  cuda_check(cudaMemset(dc_ours.get(), 0xff, dc_ours.bytes()), "cudaMemset(out)");
+  cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
+
+  const TensorView a = matrix_view(da.get(), dtype, M, K, layout.a_col, ctx.device);
+  const TensorView b = matrix_view(db.get(), dtype, K, N, layout.b_col, ctx.device);
+  const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
+
+  // tmagemm: the first call also tunes (when TMAGEMM_TUNING=benchmark); then ask which choice it runs.
+  std::function<void()> ours = [&] { tmagemm::mm(a, b, out, ctx.options); };
+  try {
+    ours();
+    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::mm (synchronize)");
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.error = e.what();
+    ours = nullptr;
+  }
+  if (ours) {
+    try {
+      for (const ChoiceReport& c : tmagemm::explain_mm(a, b, out, ctx.options).choices)
+        if (c.selected) row.choice = c.name;
+    } catch (const std::exception&) {
+      row.choice = "?";
+    }
+  }
+
+  // cuBLASLt: the best of its top heuristic algorithms, by a short timed trial.
+  std::unique_ptr<CublasLtMatmul> lt;
+  std::function<void()> base;
+  std::string base_problem;
+  try {
+    lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
+                                          kBaselineAlgos);
+    double best = INFINITY;
+    for (int i = 0; i < lt->algo_count(); ++i) {
+      try {
+        lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream);
+        std::vector<float> t;
+        for (int r = 0; r < kAlgoTrialRuns; ++r)
+          t.push_back(timed_run(ctx, [&] { lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream); }));
+        if (median(t) < best) {
+          best = median(t);
+          row.baseline_algo = i;
+        }
+      } catch (const std::exception&) {
+        // this algorithm does not run; try the next
+      }
+    }
+    if (row.baseline_algo < 0) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+    cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
+    base = [&, algo = row.baseline_algo] { lt->run(algo, da.get(), db.get(), dc_base.get(), ctx.stream); };
+    base();
+    cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
+  } catch (const std::exception& e) {
+    base = nullptr;
+    base_problem = std::string("cuBLASLt: ") + e.what();
+  }
+
+  // Correctness first. cuBLASLt against a CPU fp32/fp64 reference on sampled elements; tmagemm against
+  // cuBLASLt on the whole output (or against the CPU samples when there is no baseline).
+  std::vector<std::uint16_t> h_ours, h_base;
+  if (ours) {
+    h_ours.resize(static_cast<std::size_t>(M * N));
+    cuda_check(cudaMemcpy(h_ours.data(), dc_ours.get(), dc_ours.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+  }
+  if (base) {
+    h_base.resize(static_cast<std::size_t>(M * N));
+    cuda_check(cudaMemcpy(h_base.data(), dc_base.get(), dc_base.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+  }
+  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 1000003 + N * 1009 + K));
+  std::vector<std::pair<int64_t, int64_t>> samples = {{0, 0}, {M - 1, N - 1}, {M - 1, 0}, {0, N - 1}};
+  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
+  while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) samples.emplace_back(ri(rng), rj(rng));
+  std::vector<double> ref, got_base, got_ours;
+  for (auto [i, j] : samples) {
+    double acc = 0;
+    for (int64_t kk = 0; kk < K; ++kk) {
+      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * M : i * K + kk)];
+      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * N + j)];
+      acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
+    }
+    ref.push_back(acc);
+    const std::size_t idx = static_cast<std::size_t>(i * N + j);
+    if (base) got_base.push_back(from_16bit(dtype, h_base[idx]));
+    if (ours) got_ours.push_back(from_16bit(dtype, h_ours[idx]));
+  }
+  if (base) {
+    const double e = rel_frobenius(got_base, ref);
+    if (!(e <= kTolerance)) {
+      base = nullptr;
+      base_problem = fmt::format("cuBLASLt result disagrees with the CPU reference (rel err {:.3g})", e);
+    }
+  }
+  if (ours) {
+    row.rel_err = base ? rel_frobenius(dtype, h_ours, h_base) : rel_frobenius(got_ours, ref);
+    if (!(*row.rel_err <= kTolerance)) {
+      row.status = "FAIL";
+      row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
+                              base ? "cuBLASLt" : "CPU reference on sampled elements", kTolerance);
+      return row;  // a wrong result is a failure, not a number
+    }
+  }
+  if (!base_problem.empty()) {
+    if (row.status == "ok") row.status = "error";
+    row.error = row.error.empty() ? base_problem : row.error + "; " + base_problem;
+  }
+  if (!ours && !base) return row;
+
+  // Warm-up, then interleaved timing (alternating which side goes first).
+  for (int w = 0; w < kWarmupRuns; ++w) {
+    if (ours) ours();
+    if (base) base();
+  }
+  cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
+  std::vector<float> t_ours, t_base;
+  double sum_ours = 0, sum_base = 0;
+  for (int r = 0; r < kMaxRuns; ++r) {
+    const bool enough_runs = r >= ctx.reps;
+    const bool enough_time = (!ours || sum_ours >= kMinTimedMs) && (!base || sum_base >= kMinTimedMs);
+    if (enough_runs && enough_time) break;
+    for (int side = 0; side < 2; ++side) {
+      const bool ours_turn = (side == 0) == (r % 2 == 0);
+      if (ours_turn && ours) sum_ours += t_ours.emplace_back(timed_run(ctx, ours));
+      if (!ours_turn && base) sum_base += t_base.emplace_back(timed_run(ctx, base));
+    }
+    row.runs = r + 1;
+  }
+  if (ours) row.ours_ms = median(t_ours);
+  if (base) row.base_ms = median(t_base);
+  return row;
+}
+
+// -------------------------------------------------------------------------------------------------------
+// Output: table and JSON.
+
+std::string num(std::optional<double> v, const char* f = "{:.1f}") {
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
+}
+
+void print_header(const Suite& suite) {
+  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", "shape (MxNxK)", "layout", "tmagemm", "cuBLASLt", "ratio");
+  if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "tm TB/s", "cu TB/s");
+  fmt::print("  {:<9} {:<8} {}\n", "rel_err", "status", "choice");
+  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", "", "", "TFLOP/s", "TFLOP/s", "");
+  if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "", "");
+  fmt::print("\n");
+}
+
+void print_row(const Row& r) {
+  const std::string shape =
+      r.batch > 1 ? fmt::format("{}x{}x{}x{}", r.batch, r.m, r.n, r.k) : fmt::format("{}x{}x{}", r.m, r.n, r.k);
+  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", shape, r.layout, num(r.ours_tflops()), num(r.base_tflops()),
+             num(r.ratio(), "{:.3f}"));
+  if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
+  fmt::print("  {:<9} {:<8} {}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice);
+  if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, first_line(r.error));
+  std::fflush(stdout);
+}
+
+nlohmann::json to_json(const Row& r) {
+  auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json j = {
+      {"op", r.op},
+      {"dtype", r.dtype},
+      {"layout", r.layout},
+      {"batch", r.batch},
+      {"M", r.m},
+      {"N", r.n},
+      {"K", r.k},
+      {"epilogue", r.epilogue},
+      {"tmagemm_tflops", opt(r.ours_tflops())},
+      {"baseline_tflops", opt(r.base_tflops())},
+      {"ratio", opt(r.ratio())},
+      {"choice", r.status == "FAIL" ? std::string("?") : r.choice},
+      {"rel_err", opt(r.rel_err)},
+      {"status", r.status},
+      {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
+      {"tmagemm_ms", opt(r.ours_ms)},
+      {"baseline_ms", opt(r.base_ms)},
+      {"baseline", "cublaslt"},
+      {"baseline_algo", r.baseline_algo},
+      {"runs", r.runs},
+  };
+  if (r.bandwidth) {
+    j["tmagemm_tbps"] = opt(r.ours_tbps());
+    j["baseline_tbps"] = opt(r.base_tbps());
+  }
+  return j;
+}
+
+// -------------------------------------------------------------------------------------------------------
+
+int run_bench(const BenchOptions& opt) {
+  if (runtime::device_count() == 0) {
+    fmt::print(stderr, "tmagemm bench: no CUDA device found; nothing to benchmark\n");
+    return 1;
+  }
+  if (opt.device < 0 || opt.device >= runtime::device_count()) {
+    fmt::print(stderr, "tmagemm bench: --device {} does not exist ({} CUDA devices)\n", opt.device,
+               runtime::device_count());
+    return 1;
+  }
+  const DType dtype = parse_dtype16(opt.dtype);
+  const std::vector<Suite> suites = expand_suite(opt.suite);
+
+  Context ctx;
+  ctx.device = opt.device;
+  ctx.reps = opt.reps;
+  ctx.options = Options();  // TMAGEMM_* environment variables apply (a malformed one throws: reported by main)
+  cuda_check(cudaSetDevice(opt.device), "cudaSetDevice");
+  const runtime::DeviceInfo& dev = runtime::device_info(opt.device);
+  cuda_check(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  ctx.options.stream = ctx.stream;
+  cuda_check(cudaEventCreate(&ctx.start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&ctx.stop), "cudaEventCreate");
+  ctx.flush = DeviceBuffer(kFlushBytes);
+  ctx.workspace = DeviceBuffer(kWorkspaceBytes);
+  ctx.pool_dtype = dtype;
+  ctx.pool = make_pool(dtype);
+
+  fmt::print("tmagemm {} bench on {} ({}, {} SMs), suite {}, dtype {}\n", tmagemm::version(), dev.name, dev.arch(),
+             dev.sm_count, opt.suite, opt.dtype);
+  fmt::print("median of >= {} runs and >= {:.0f} ms per side, L2 flushed ({} MiB) before each run, "
+             "tmagemm and cuBLASLt (best of top-{} heuristic algorithms) interleaved\n",
+             opt.reps, kMinTimedMs, kFlushBytes >> 20, kBaselineAlgos);
+
+  const std::string stem = slug(dev.name) + "-" + today();
+  bool all_ok = true;
+  bool context_broken = false;
+  for (const Suite& suite : suites) {
+    fmt::print("\n== suite {} ({}, {}) ==\n", suite.name, suite.op, suite.op == "mm" ? opt.dtype : suite.dtype);
+    if (!suite.implemented) {
+      fmt::print("skipped: {} is not implemented yet\n", suite.op);
+      continue;
+    }
+    if (context_broken) {
+      fmt::print("skipped: the CUDA context is unusable after an earlier error\n");
+      all_ok = false;
+      continue;
+    }
+    print_header(suite);
+    std::vector<Row> rows;
+    for (const BenchShape& shape : suite.shapes) {
+      Row row;
+      try {
+        row = bench_mm(ctx, suite, shape, dtype);
+      } catch (const std::exception& e) {
+        row.op = suite.op;
+        row.dtype = opt.dtype;
+        row.layout = shape.layout;
+        row.epilogue = suite.epilogue;
+        row.batch = shape.batch;
+        row.m = shape.m;
+        row.n = shape.n;
+        row.k = shape.k;
+        row.status = "error";
+        row.error = e.what();
+        row.bandwidth = suite.report_bandwidth;
+        cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess) context_broken = true;  // sticky error: stop here
+      }
+      print_row(row);
+      if (row.status != "ok") all_ok = false;
+      rows.push_back(std::move(row));
+      if (context_broken) {
+        fmt::print("stopping: the CUDA context is unusable after this error\n");
+        break;
+      }
+    }
+
+    double log_sum = 0;
+    int counted = 0;
+    for (const Row& r : rows)
+      if (auto q = r.ratio()) {
+        log_sum += std::log(*q);
+        ++counted;
+      }
+    if (counted > 0)
+      fmt::print("geomean ratio tmagemm/cuBLASLt ({}): {:.3f} over {} of {} shapes\n", suite.name,
+                 std::exp(log_sum / counted), counted, rows.size());
+    else
+      fmt::print("geomean ratio tmagemm/cuBLASLt ({}): - (no shape has both numbers)\n", suite.name);
+
+    nlohmann::json j = nlohmann::json::array();
+    for (const Row& r : rows) j.push_back(to_json(r));
+    try {
+      std::filesystem::create_directories(opt.out);
+      const std::filesystem::path path = std::filesystem::path(opt.out) / (stem + "-" + suite.name + ".json");
+      std::ofstream f(path);
+      f << j.dump(2) << "\n";
+      if (!f) throw std::runtime_error("write failed");
+      fmt::print("wrote {}\n", path.string());
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tmagemm bench: cannot write results into {}: {}\n", opt.out, e.what());
+      all_ok = false;
+    }
+  }
+
+  cudaEventDestroy(ctx.start);
+  cudaEventDestroy(ctx.stop);
+  cudaStreamDestroy(ctx.stream);
+  if (!all_ok) fmt::print("\ntmagemm bench: some rows are not ok (FAIL or error above)\n");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, Action& action) {
+  CLI::App* sub = app.add_subcommand("bench", "Benchmark tmagemm against cuBLASLt on the built-in suites");
+  auto opt = std::make_shared<BenchOptions>();
+  sub->add_option("--suite", opt->suite, "Suite to run (default = square + llm + fp8; all = every suite)")
+      ->check(CLI::IsMember(suite_names()))
+      ->capture_default_str();
+  sub->add_option("--out", opt->out, "Directory for the JSON results")->capture_default_str();
+  sub->add_option("--reps", opt->reps, "Minimum number of timed runs per side (timing also lasts >= 100 ms)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--dtype", opt->dtype, "Input/output dtype of the mm suites")
+      ->check(CLI::IsMember({"bf16", "f16"}))
+      ->capture_default_str();
+  sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
+  sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
+}
+
+}  // namespace tmagemm::cli

@@ -1,0 +1,97 @@
+// cublaslt_baseline.cpp — cuBLASLt baseline matmul for `tmagemm bench` (see cublaslt_baseline.hpp).
+#include "cublaslt_baseline.hpp"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+namespace tmagemm::cli {
+
+namespace {
+
+void lt_check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("{}: {} ({})", what, cublasLtGetStatusName(status),
+                                         cublasLtGetStatusString(status)));
+}
+
+cudaDataType_t cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::f16: return CUDA_R_16F;
+    default: throw std::invalid_argument(std::string("cuBLASLt baseline: unsupported dtype ") + to_string(dtype));
+  }
+}
+
+}  // namespace
+
+cublasLtHandle_t cublaslt_handle() {
+  static cublasLtHandle_t handle = [] {
+    cublasLtHandle_t h = nullptr;
+    lt_check(cublasLtCreate(&h), "cublasLtCreate");
+    return h;
+  }();
+  return handle;
+}
+
+CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
+                               std::size_t workspace_bytes, int max_algos)
+    : workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  const cudaDataType_t type = cuda_type(dtype);
+  lt_check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  // Column-major view: C^T (N x M, ld N) = op(B_mem) (N x K) * op(A_mem) (K x M).
+  // Our B row-major (K x N, ld N) is B^T column-major (N x K, ld N): no transpose.
+  // Our B col-major (K x N, ld K) is B column-major (K x N, ld K): transpose.
+  // Our A row-major (M x K, ld K) is A^T column-major (K x M, ld K): no transpose.
+  // Our A col-major (M x K, ld M) is A column-major (M x K, ld M): transpose.
+  const cublasOperation_t op_lt_a = layout.b_col ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_lt_b = layout.a_col ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a, sizeof op_lt_a),
+           "set TRANSA");
+  lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof op_lt_b),
+           "set TRANSB");
+  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  if (layout.b_col)
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(k), u(n), k), "layout A (our B, column-major)");
+  else
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(n), u(k), n), "layout A (our B, row-major)");
+  if (layout.a_col)
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(m), u(k), m), "layout B (our A, column-major)");
+  else
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(k), u(m), k), "layout B (our A, row-major)");
+  lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), n), "layout C");
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  uint64_t ws = workspace_bytes_;
+  cublasStatus_t st =
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  algos_.resize(static_cast<std::size_t>(max_algos));
+  int returned = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(), desc_, lt_a_, lt_b_, lt_c_, lt_c_, pref, max_algos,
+                                        algos_.data(), &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  lt_check(st, "cublasLtMatmulAlgoGetHeuristic");
+  algos_.resize(static_cast<std::size_t>(returned));
+  std::erase_if(algos_, [](const cublasLtMatmulHeuristicResult_t& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+  if (algos_.empty()) throw std::runtime_error("cuBLASLt heuristic returned no algorithm for this problem");
+}
+
+CublasLtMatmul::~CublasLtMatmul() {
+  if (lt_c_) cublasLtMatrixLayoutDestroy(lt_c_);
+  if (lt_b_) cublasLtMatrixLayoutDestroy(lt_b_);
+  if (lt_a_) cublasLtMatrixLayoutDestroy(lt_a_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+}
+
+void CublasLtMatmul::run(int algo, const void* a, const void* b, void* c, cudaStream_t stream) const {
+  const float alpha = 1.0f, beta = 0.0f;
+  const auto& h = algos_.at(static_cast<std::size_t>(algo));
+  // cuBLASLt's A is our B and its B is our A (see the constructor).
+  lt_check(cublasLtMatmul(cublaslt_handle(), desc_, &alpha, b, lt_a_, a, lt_b_, &beta, c, lt_c_, c, lt_c_, &h.algo,
+                          workspace_, workspace_bytes_, stream),
+           "cublasLtMatmul");
+}
+
+}  // namespace tmagemm::cli

@@ -1,0 +1,43 @@
+// cublaslt_baseline.hpp — the cuBLASLt matmul that `tmagemm bench` compares against: row-major
+// C(M,N) = A(M,K) @ B(K,N) with A/B row- or column-major, 16-bit in and out, fp32 compute, and the
+// best of cuBLASLt's top heuristic algorithms.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "tmagemm/types.hpp"
+
+namespace tmagemm::cli {
+
+// One cuBLASLt handle for the process (created on first use).
+cublasLtHandle_t cublaslt_handle();
+
+class CublasLtMatmul {
+ public:
+  // Row-major C = A @ B is computed as column-major C^T = B^T A^T: cuBLASLt's "A" is our B and its "B"
+  // is our A, with m = N, n = M. Asks the heuristic for up to `max_algos` algorithms.
+  CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
+                 std::size_t workspace_bytes, int max_algos = 4);
+  ~CublasLtMatmul();
+  CublasLtMatmul(const CublasLtMatmul&) = delete;
+  CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
+
+  int algo_count() const { return static_cast<int>(algos_.size()); }
+  // Enqueue C = A @ B on `stream` with heuristic algorithm `algo` (index into the heuristic's list).
+  void run(int algo, const void* a, const void* b, void* c, cudaStream_t stream) const;
+
+ private:
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t lt_a_ = nullptr, lt_b_ = nullptr, lt_c_ = nullptr;
+  std::vector<cublasLtMatmulHeuristicResult_t> algos_;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
+};
+
+}  // namespace tmagemm::cli

@@ -1,0 +1,92 @@
+// suites.cpp — benchmark suite data for `tmagemm bench`. Keep in step with docs BENCHMARKS.md ("Suites").
+#include "suites.hpp"
+
+#include <stdexcept>
+
+namespace tmagemm::cli {
+
+namespace {
+
+std::vector<Suite> make_suites() {
+  std::vector<Suite> s;
+
+  // square: M = N = K, bf16, row/row.
+  Suite square{"square", "mm", "bf16", {}};
+  for (int64_t x : {2048, 4096, 8192}) square.shapes.push_back({1, x, x, x, "rr", "square"});
+  s.push_back(square);
+
+  // llm: bf16, A row-major; B row-major and B column-major.
+  struct Llm { int64_t m, n, k; const char* note; };
+  const Llm llm_shapes[] = {
+      {4096, 14336, 4096, "Llama-3-8B MLP up"},  {4096, 4096, 14336, "Llama-3-8B MLP down"},
+      {8192, 28672, 8192, "Llama-3-70B MLP up"}, {8192, 8192, 28672, "Llama-3-70B MLP down"},
+      {4096, 6144, 4096, "Llama-3-8B QKV"},      {128, 8192, 8192, "small batch"},
+      {512, 14336, 4096, "small batch"},         {3000, 5000, 1000, "ragged"},
+      {1000, 1000, 1000, "small ragged"},
+  };
+  Suite llm{"llm", "mm", "bf16", {}};
+  for (const char* layout : {"rr", "rc"})
+    for (const Llm& x : llm_shapes) llm.shapes.push_back({1, x.m, x.n, x.k, layout, x.note});
+  s.push_back(llm);
+
+  // decode: M in {1, 16, 64} x (N, K); bandwidth-bound, so TB/s is reported too.
+  Suite decode{"decode", "mm", "bf16", {}};
+  decode.report_bandwidth = true;
+  const int64_t nk[][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {28672, 8192}};
+  for (int64_t m : {1, 16, 64})
+    for (const auto& x : nk) decode.shapes.push_back({1, m, x[0], x[1], "rr", "decode"});
+  s.push_back(decode);
+
+  // fp8 (scaled_mm, e4m3 in, bf16 out, tensorwise and rowwise scales): A row-major, B column-major.
+  Suite fp8{"fp8", "scaled_mm", "e4m3", {}};
+  fp8.implemented = false;
+  fp8.epilogue = "tensorwise|rowwise";
+  for (auto x : {BenchShape{1, 8192, 8192, 8192, "rc", ""}, BenchShape{1, 4096, 14336, 4096, "rc", ""},
+                 BenchShape{1, 128, 8192, 8192, "rc", ""}, BenchShape{1, 4096, 4096, 14336, "rc", ""}})
+    fp8.shapes.push_back(x);
+  s.push_back(fp8);
+
+  // addmm: bias [N], with and without GELU.
+  Suite addmm{"addmm", "addmm", "bf16", {}};
+  addmm.implemented = false;
+  addmm.epilogue = "bias|bias+gelu";
+  for (auto x : {BenchShape{1, 4096, 14336, 4096, "rr", ""}, BenchShape{1, 8192, 8192, 8192, "rr", ""},
+                 BenchShape{1, 128, 8192, 8192, "rr", ""}})
+    addmm.shapes.push_back(x);
+  s.push_back(addmm);
+
+  // bmm: (B, M, N, K).
+  Suite bmm{"bmm", "bmm", "bf16", {}};
+  bmm.implemented = false;
+  for (auto x : {BenchShape{32, 1024, 1024, 1024, "rr", ""}, BenchShape{64, 2048, 128, 2048, "rr", ""},
+                 BenchShape{8, 4096, 4096, 4096, "rr", ""}, BenchShape{128, 512, 512, 64, "rr", ""}})
+    bmm.shapes.push_back(x);
+  s.push_back(bmm);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<Suite>& all_suites() {
+  static const std::vector<Suite> suites = make_suites();
+  return suites;
+}
+
+std::vector<std::string> suite_names() {
+  std::vector<std::string> names = {"default", "all"};
+  for (const Suite& s : all_suites()) names.push_back(s.name);
+  return names;
+}
+
+std::vector<Suite> expand_suite(const std::string& name) {
+  auto find = [](const std::string& n) -> const Suite& {
+    for (const Suite& s : all_suites())
+      if (s.name == n) return s;
+    throw std::invalid_argument("unknown suite '" + n + "'");
+  };
+  if (name == "default") return {find("square"), find("llm"), find("fp8")};
+  if (name == "all") return all_suites();
+  return {find(name)};
+}
+
+}  // namespace tmagemm::cli

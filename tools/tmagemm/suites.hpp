@@ -1,0 +1,32 @@
+// suites.hpp — the benchmark suites of `tmagemm bench`, as data (the same shapes as docs BENCHMARKS.md).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tmagemm::cli {
+
+struct BenchShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::string layout;    // "rr", "rc", ...: A then B, r = row-major, c = column-major
+  std::string note;      // where the shape comes from (printed, not stored)
+};
+
+struct Suite {
+  std::string name;
+  std::string op;                 // "mm", "scaled_mm", "addmm", "bmm"
+  std::string dtype;              // default input dtype
+  std::vector<BenchShape> shapes;
+  bool report_bandwidth = false;  // also report TB/s = bytes(A + B + C) / time (decode)
+  bool implemented = true;        // false: the op is not implemented yet; the suite prints "skipped"
+  std::string epilogue = "none";  // as written in the result rows
+};
+
+// Every suite, in the order they are listed. `default` is not among them: see expand_suite.
+const std::vector<Suite>& all_suites();
+// The names a `--suite` may take: every suite, plus "default" (square + llm + fp8) and "all".
+std::vector<std::string> suite_names();
+// The suites a --suite name stands for (throws std::invalid_argument for an unknown name).
+std::vector<Suite> expand_suite(const std::string& name);
+
+}  // namespace tmagemm::cli
