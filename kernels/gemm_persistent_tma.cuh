@@ -13,9 +13,17 @@
 // K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
 // loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
 //
+// Clusters (kClusterM = 2): two CTAs with adjacent M tiles share one B tile. Each loads its own A tile and
+// half of B, multicast into both CTAs' smem at the same offset. A stage may be refilled only when the
+// consumers of BOTH CTAs have released it, so consumers arrive on the empty barrier of every CTA in the
+// cluster; full barriers stay local (each expects its whole stage, part of which the peer delivers). Both
+// CTAs walk the same tiles and K blocks in lockstep, and neither exits before the other (final cluster sync).
+//
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kAKMajor, kBKMajor, kF16, kOut, kConsumerRegs,
-//   kProducerRegs (0: no register reallocation).
+//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
+//   kConsumerRegs, kProducerRegs (0: no register reallocation).
+// kStoreTma: the epilogue goes through a per-consumer staging buffer and TMA stores (tma_out) instead of
+// direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA can address.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -40,11 +48,16 @@ __device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t p
 template <class Cfg>
 __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     gemm_persistent_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-                        const EpilogueParams ep, int M, int N, int K, int batch) {
+                        const __grid_constant__ TmaDesc tma_out, const EpilogueParams ep, int M, int N, int K,
+                        int batch) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages, C = Cfg::kConsumers;
+  constexpr int CM = Cfg::kClusterM;
+  static_assert(CM == 1 || CM == 2, "cluster of 1 or 2 CTAs along M");
+  static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : (BN / 64) % 2 == 0),
+                "B must split into two multicast halves");
   constexpr int kRowsPerConsumer = BM / C;
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
@@ -60,7 +73,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
   const uint32_t raw_addr = ptx::smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + S * kStageBytes);
+  constexpr int kStagingBytes = 2 * 64 * 64 * 2;  // per consumer: two [64][64] 16-bit swizzled blocks
+  unsigned char* staging = smem + S * kStageBytes;  // only with kStoreTma
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
   uint64_t* empty = full + S;
 
   const int wg = threadIdx.x / 128;
@@ -69,15 +84,22 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], C * 4);  // one arrival per consumer warp
+      cuda::ptx::mbarrier_init(&empty[s], C * 4 * CM);  // one arrival per consumer warp of every cluster CTA
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
+    if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
   }
-  __syncthreads();
+  // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
+  if constexpr (CM > 1)
+    ptx::cluster_sync();
+  else
+    __syncthreads();
 
-  const TileScheduler sched(M, N, batch, BM, BN, Cfg::kGroupM);
+  const uint32_t rank = CM > 1 ? ptx::cluster_ctarank() : 0;
+  const TileScheduler sched(M, N, batch, BM * CM, BN, Cfg::kGroupM);
+  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
   const int k_blocks = (K + BK - 1) / BK;
 
   if (wg == 0) {
@@ -86,8 +108,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int t = blockIdx.x; t < sched.total; t += gridDim.x) {
-        const TileCoord tc = sched.tile(t);
+      for (int t = first_tile; t < sched.total; t += tile_step) {
+        TileCoord tc = sched.tile(t);
+        tc.m0 += rank * BM;  // may lie past M on the last row of clusters: TMA then fills zeros
         for (int kb = 0; kb < k_blocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
@@ -111,19 +134,32 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                                               a_dst + i * BK * 128, &tma_a, c, &full[stage]);
             }
           }
-          if constexpr (Cfg::kBKMajor) {
+          if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the cluster's CTAs
+            constexpr int kRows = BN / CM;
 #pragma unroll
             for (int sl = 0; sl < kSlabs; ++sl) {
-              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.n0, tc.batch};
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                              b_dst + sl * BN * 128, &tma_b, c, &full[stage]);
+              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.n0 + static_cast<int>(rank) * kRows, tc.batch};
+              unsigned char* dst = b_dst + sl * BN * 128 + rank * kRows * 128;
+              if constexpr (CM > 1)
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_b, c,
+                                                &full[stage], static_cast<cuda::std::uint16_t>((1u << CM) - 1));
+              else
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_b, c,
+                                                &full[stage]);
             }
-          } else {
+          } else {  // 64-column chunks of B split between the cluster's CTAs
+            constexpr int kChunks = BN / 64 / CM;
 #pragma unroll
-            for (int j = 0; j < BN / 64; ++j) {
+            for (int jj = 0; jj < kChunks; ++jj) {
+              const int j = static_cast<int>(rank) * kChunks + jj;
               const cuda::std::int32_t c[3] = {tc.n0 + 64 * j, k0, tc.batch};
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                              b_dst + j * BK * 128, &tma_b, c, &full[stage]);
+              if constexpr (CM > 1)
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                                b_dst + j * BK * 128, &tma_b, c, &full[stage],
+                                                static_cast<cuda::std::uint16_t>((1u << CM) - 1));
+              else
+                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                                b_dst + j * BK * 128, &tma_b, c, &full[stage]);
             }
           }
           if (++stage == S) {
@@ -138,12 +174,22 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int cidx = wg - 1;
     const int lane = threadIdx.x % 32;
+    // Frees a stage in every CTA of the cluster (their producers multicast into our copy of it).
+    auto release = [](uint64_t* bar) {
+      if constexpr (CM > 1) {
+#pragma unroll
+        for (int r = 0; r < CM; ++r) ptx::mbarrier_arrive_cluster(bar, r);
+      } else {
+        cuda::ptx::mbarrier_arrive(bar);
+      }
+    };
     int stage = 0;
     uint32_t phase = 0;
     float acc[MI][BN / 2];
 
-    for (int t = blockIdx.x; t < sched.total; t += gridDim.x) {
-      const TileCoord tc = sched.tile(t);
+    for (int t = first_tile; t < sched.total; t += tile_step) {
+      TileCoord tc = sched.tile(t);
+      tc.m0 += rank * BM;
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(&full[stage], phase);
@@ -175,7 +221,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if (kb > 0) {
           // NOTE: release a stage only after the wgmmas reading it have completed.
           ptx::wgmma_wait<1>();
-          if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+          if (lane == 0) release(&empty[prev_stage]);
         }
         prev_stage = stage;
         if (++stage == S) {
@@ -184,15 +230,26 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         }
       }
       ptx::wgmma_wait<0>();
-      if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+      if (lane == 0) release(&empty[prev_stage]);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         ptx::fence_accumulators(acc[mi]);
-        store_fragment<BN, Cfg::kOut>(ep, acc[mi], tc.batch, tc.m0 + (cidx * MI + mi) * 64, tc.n0, M,
-                                                  N);
+        const int row0 = tc.m0 + (cidx * MI + mi) * 64;
+        if constexpr (Cfg::kStoreTma) {
+          if (row0 < M)
+            store_fragment_tma<BN, Cfg::kOut>(acc[mi], staging + cidx * kStagingBytes, &tma_out, tc.batch, row0,
+                                              tc.n0, 1 + cidx);
+        } else {
+          store_fragment<BN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, tc.n0, M, N);
+        }
       }
     }
+    // NOTE: shared memory must outlive the TMA stores that read it.
+    if constexpr (Cfg::kStoreTma)
+      if (tid == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
   }
+  // NOTE: a CTA must not exit while its cluster peer may still multicast into it or arrive on its barriers.
+  if constexpr (CM > 1) ptx::cluster_sync();
 #endif
 }
 

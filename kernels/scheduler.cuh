@@ -1,9 +1,11 @@
 // scheduler.cuh — persistent tile schedule for the GEMM kernels.
 //
 // Contract:
-//   takes   the problem extents (M, N, batch), the CTA tile (BM, BN) and a raster group size G;
+//   takes   the problem extents (M, N, batch), the tile (BM, BN) and a raster group size G. With clusters the
+//           tile is the cluster's tile (cluster_m x BM rows) and each CTA adds rank x BM to m0 itself;
 //   gives   tiles numbered 0 .. total-1, each mapped to (batch, m0, n0) exactly once. A persistent CTA with
-//           index i walks tiles i, i + gridDim.x, i + 2*gridDim.x, ... Within one batch, tiles are grouped:
+//           (or cluster) index i walks tiles i, i + P, i + 2P, ... (P = CTAs or clusters in the grid). Within one
+//           batch, tiles are grouped:
 //           G consecutive M-blocks form a group and the M index varies fastest inside it, so CTAs that run
 //           at the same time share B columns and a small band of A rows (L2 reuse).
 //   never   touches memory; it is pure index arithmetic and identical in every thread.

@@ -23,9 +23,35 @@ __device__ inline cuda::std::uint32_t smem_u32(const void* p) {
   return static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// Arrives (release, cluster scope) on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster.
+__device__ inline void mbarrier_arrive_cluster(const void* local_bar, cuda::std::uint32_t rank) {
+  cuda::std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(local_bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+__device__ inline cuda::std::uint32_t cluster_ctarank() {
+  cuda::std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+// Whole-cluster barrier (all non-exited threads of every CTA), release/acquire.
+__device__ inline void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // Warms the descriptor cache for a __grid_constant__ tensor map (generic address of the parameter).
 __device__ inline void prefetch_tensormap(const void* tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<cuda::std::uint64_t>(tmap)) : "memory");
+}
+
+// Stores four 8x8 b16 matrices to shared memory; lane l gives the row address for matrix l/8.
+__device__ inline void stmatrix_x4(cuda::std::uint32_t smem_addr, cuda::std::uint32_t r0, cuda::std::uint32_t r1,
+                                   cuda::std::uint32_t r2, cuda::std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
 }
 
 // Packs two floats into bf16x2 / f16x2 (lo in the low half).

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "runtime/cuda_check.hpp"
+#include "runtime/log.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm::choices {
@@ -40,12 +41,14 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}", bm, bn, bk, stages, consumers, group_m);
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}", bm, bn, bk, stages, consumers, group_m,
+                     cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(), store_tma ? "_tmastore" : "");
 }
 
 std::size_t TmaConfig::smem_bytes() const {
   const std::size_t stage = static_cast<std::size_t>(bm + bn) * bk * 2;
-  return stage * stages + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up to 1024
+  const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * 2 * 64 * 64 * 2 : 0;
+  return stage * stages + staging + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
 }
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
@@ -58,6 +61,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       {64, 256, 64, 5, 1, 8},
       {64, 128, 64, 8, 1, 8},
       {128, 128, 128, 3, 2, 8},
+      {128, 256, 64, 4, 2, 8, 2},
+      {128, 128, 64, 6, 2, 8, 2},
+      {256, 128, 64, 4, 2, 8, 2},
+      {128, 256, 64, 4, 2, 8, 1, true},
+      {256, 128, 64, 4, 2, 8, 1, true},
+      {128, 128, 64, 6, 2, 8, 1, true},
+      {64, 256, 64, 5, 1, 8, 1, true},
+      {128, 256, 64, 4, 2, 8, 2, true},
   };
   return table;
 }
@@ -73,6 +84,13 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (c.bk != 64 && c.bk != 128) return "block K must be 64 or 128 (whole 128-byte swizzle slabs)";
   if (c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
   if (c.bn % 64 != 0 || c.bn > 256) return "block N must be a multiple of 64, at most 256";
+  if (c.cluster_m != 1 && !(c.cluster_m == 2 && (c.bn / 64) % 2 == 0))
+    return "a cluster of 2 needs block N to split into two multicast halves of 64-column chunks";
+  if (c.store_tma) {
+    if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16) return "TMA-store epilogue needs a bf16 or f16 output";
+    if (p.out.major() != Major::row) return "TMA-store epilogue needs a row-major output";
+    if (auto t = can_use_tma(p.out); !t.ok) return "out: " + t.reason;
+  }
   if (p.a.major() == Major::strided) return "a has no unit stride (TMA needs one contiguous dimension)";
   if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";
   if (auto t = can_use_tma(p.a); !t.ok) return "a: " + t.reason;
@@ -95,6 +113,7 @@ std::string persistent_tma_can_implement(const GemmProblem& p, const TmaConfig& 
 namespace {
 
 jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out) {
+  if (c.store_tma && out == 2) out = 0;  // never instantiated: TMA store takes 16-bit outputs only
   static const char* out_names[] = {"bf16", "f16", "f32"};
   jit::KernelSpec s;
   s.name = fmt::format("{}_{}_{}{}_{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c", b_kmajor ? "c" : "r",
@@ -104,10 +123,12 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
   s.extra_source = fmt::format(
       "struct TmagemmTmaConfig {{\n"
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
+      "  static constexpr int kClusterM = {};\n"
+      "  static constexpr bool kStoreTma = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
       "}};\n",
-      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
+      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
       realloc ? 232 : 0);
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
@@ -127,7 +148,8 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
     for (bool f16 : {false, true})
       for (bool ak : {true, false})
         for (bool bk : {true, false})
-          for (int out : {0, 1, 2}) specs.push_back(make_spec(c, f16, ak, bk, out));
+          for (int out : {0, 1, 2})
+            if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, f16, ak, bk, out));
   return specs;
 }
 
@@ -171,11 +193,18 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
                        "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K
-    map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64, c.bn,
-                       "cuTensorMapEncodeTiled(b)");
+    map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
+                       c.bn / c.cluster_m, "cuTensorMapEncodeTiled(b)");  // each cluster CTA loads its share
   else  // N-major: K x N
     map_b = encode_map(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
                        "cuTensorMapEncodeTiled(b)");
+
+  CUtensorMap map_out;
+  std::memset(&map_out, 0, sizeof(map_out));
+  if (c.store_tma)
+    map_out = encode_map(p.out.data,
+                         p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                         2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64, "cuTensorMapEncodeTiled(out)");
 
   EpilogueParamsHost ep{};
   ep.out = const_cast<void*>(p.out.data);
@@ -188,13 +217,21 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
             addr % (2 * out_elem) == 0;
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
-  const int64_t tiles = ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn) * p.batch;
+  const int cm = c.cluster_m;
+  const int64_t cluster_tiles = ((p.m + c.bm * cm - 1) / (c.bm * cm)) * ((p.n + c.bn - 1) / c.bn) * p.batch;
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
+  int64_t max_clusters = sms / cm;
+  CUlaunchAttribute attr[1];
+  if (cm > 1) {
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[0].value.clusterDim.x = static_cast<unsigned>(cm);
+    attr[0].value.clusterDim.y = 1;
+    attr[0].value.clusterDim.z = 1;
+  }
 
-  void* params[] = {&map_a, &map_b, &ep, &m, &n, &k, &b};
+  void* params[] = {&map_a, &map_b, &map_out, &ep, &m, &n, &k, &b};
   CUlaunchConfig cfg{};
-  cfg.gridDimX = grid;
+  cfg.gridDimX = 1;
   cfg.gridDimY = 1;
   cfg.gridDimZ = 1;
   cfg.blockDimX = static_cast<unsigned>(c.threads());
@@ -202,8 +239,20 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   cfg.blockDimZ = 1;
   cfg.sharedMemBytes = static_cast<unsigned>(smem);
   cfg.hStream = reinterpret_cast<CUstream>(stream);
-  cfg.attrs = nullptr;
-  cfg.numAttrs = 0;
+  cfg.attrs = cm > 1 ? attr : nullptr;
+  cfg.numAttrs = cm > 1 ? 1 : 0;
+  if (cm > 1) {
+    // NOTE: clusters are placed whole inside a GPC; ask how many fit at once rather than assume sms / 2.
+    cfg.gridDimX = static_cast<unsigned>(max_clusters * cm);
+    int fit = 0;
+    runtime::check_cu(runtime::driver().occupancy_max_active_clusters(&fit, fn, &cfg),
+                      "cuOccupancyMaxActiveClusters(persistent_tma)");
+    if (fit > 0) max_clusters = std::min<int64_t>(max_clusters, fit);
+  }
+  cfg.gridDimX = static_cast<unsigned>(std::min<int64_t>(cluster_tiles, max_clusters) * cm);
+  if (runtime::log_enabled("launch"))
+    fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n", spec.name,
+               cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cm, max_clusters, cluster_tiles);
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
 }
 
@@ -213,12 +262,14 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::Device
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   for (const auto& c : persistent_tma_configs()) {
     if (!persistent_tma_can_implement(p, c, d).empty()) continue;
-    const double tiles = std::ceil(double(p.m) / c.bm) * std::ceil(double(p.n) / c.bn) * double(p.batch);
-    const double waves = std::ceil(tiles / sms);
+    const int cm = c.cluster_m;
+    const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
+    const double waves = std::ceil(tiles / std::max(1, sms / cm));
     const double useful = double(p.m) * double(p.n) * double(p.batch);
     double score = useful / (waves * sms * c.bm * c.bn);
-    // Larger tiles move fewer bytes per flop: prefer them when the wave efficiency is close.
-    score *= 1.0 + 0.02 * (c.bm * c.bn) / (128.0 * 256.0);
+    // Larger tiles move fewer bytes per flop, and a cluster halves the B traffic: prefer them when the
+    // wave efficiency is close.
+    score *= 1.0 + 0.02 * (c.bm * c.bn) / (128.0 * 256.0) + (cm > 1 ? 0.0 : 0.0) + (c.store_tma ? 0.03 : 0.0);
     if (score > best_score) {
       best_score = score;
       best = &c;

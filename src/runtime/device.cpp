@@ -92,6 +92,7 @@ const DriverApi& driver() {
       resolve("cuFuncSetAttribute", 9000, api.func_set_attribute);
       resolve("cuFuncGetAttribute", 2020, api.func_get_attribute);
       resolve("cuLaunchKernelEx", 11060, api.launch_kernel_ex);
+      resolve("cuOccupancyMaxActiveClusters", 11070, api.occupancy_max_active_clusters);
     } catch (const Error& e) {
       failure = e.what();
     }

@@ -36,6 +36,7 @@ struct DriverApi {
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuFuncGetAttribute_v2020 func_get_attribute = nullptr;
   PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
 };

@@ -352,9 +352,9 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
-nlohmann::json to_json(const Row& r) {
-  auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  nlohmann::json j = {
+nlohmann::ordered_json to_json(const Row& r) {
+  auto opt = [](std::optional<double> v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json j = {
       {"op", r.op},
       {"dtype", r.dtype},
       {"layout", r.layout},
@@ -369,7 +369,7 @@ nlohmann::json to_json(const Row& r) {
       {"choice", r.status == "FAIL" ? std::string("?") : r.choice},
       {"rel_err", opt(r.rel_err)},
       {"status", r.status},
-      {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
+      {"error", r.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.error)},
       {"tmagemm_ms", opt(r.ours_ms)},
       {"baseline_ms", opt(r.base_ms)},
       {"baseline", "cublaslt"},
@@ -476,7 +476,7 @@ int run_bench(const BenchOptions& opt) {
     else
       fmt::print("geomean ratio tmagemm/cuBLASLt ({}): - (no shape has both numbers)\n", suite.name);
 
-    nlohmann::json j = nlohmann::json::array();
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const Row& r : rows) j.push_back(to_json(r));
     try {
       std::filesystem::create_directories(opt.out);

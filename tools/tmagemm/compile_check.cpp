@@ -49,6 +49,14 @@ void inspect_resources(const std::string& log, Outcome& out) {
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
     std::string trimmed = line.substr(first);
+    // "ptxas info    : Used 168 registers" / "ptxas         .     0 bytes stack frame" -> the text after the tag
+    if (trimmed.rfind("ptxas", 0) == 0) {
+      const auto sep = trimmed.find_first_of(":.", 5);
+      if (sep != std::string::npos) {
+        const auto text = trimmed.find_first_not_of(" \t", sep + 1);
+        if (text != std::string::npos) trimmed = trimmed.substr(text);
+      }
+    }
     const bool usage = trimmed.find("Used ") != std::string::npos && trimmed.find("registers") != std::string::npos;
     const bool frame = trimmed.find("bytes stack frame") != std::string::npos;
     const bool advisory = trimmed.find("(C75") != std::string::npos;
@@ -69,7 +77,7 @@ void inspect_resources(const std::string& log, Outcome& out) {
     out.ok = false;
     out.problem = "no ptxas resource report in the compile log (expected with verbose_resources)";
   }
-  for (const auto& s : shown) out.resources += (out.resources.empty() ? "" : "\n      ") + s;
+  for (const auto& s : shown) out.resources += (out.resources.empty() ? "" : "; ") + s;
 }
 
 int run_compile_check(const CompileCheckOptions& opt) {
@@ -124,7 +132,7 @@ int run_compile_check(const CompileCheckOptions& opt) {
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Outcome& out = outcomes[i];
     if (opt.verbose)
-      fmt::print("{} {}{}\n      {}\n", out.ok ? "ok  " : "FAIL", specs[i].name, out.from_cache ? " (cached)" : "",
+      fmt::print("{} {}{}: {}\n", out.ok ? "ok  " : "FAIL", specs[i].name, out.from_cache ? " (cached)" : "",
                  out.resources.empty() ? std::string("(no resource report)") : out.resources);
     if (!out.ok) {
       ++failed;

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "choices/persistent_tma.hpp"
 #include "gpu/gpu_util.hpp"
 
 namespace tmagemm::testing {
@@ -99,6 +100,20 @@ TEST_F(PersistentTma, EachOperandTransposed168x88x248) {
       Case c{DType::bf16, DType::bf16, 168, 248, 88, (layout & 1) != 0, (layout & 2) != 0, out_col};
       run_case(c, rng);
     }
+}
+
+// Every config of the table (clusters included) on shapes with ragged edges in every dimension, including
+// an odd number of M blocks so that a cluster's second CTA gets a tile entirely past M.
+TEST_F(PersistentTma, EveryConfigEveryLayout) {
+  const int64_t shapes[][3] = {{300, 520, 1000}, {127, 256, 64}, {1, 72, 136}, {640, 384, 200}};
+  for (const auto& cfg : choices::persistent_tma_configs())
+    for (int layout = 0; layout < 4; ++layout)
+      for (const auto& s : shapes) {
+        Case c{DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0};
+        c.regex = "^" + cfg.name() + "$";
+        run_case(c, rng);
+        if (HasFailure()) return;
+      }
 }
 
 TEST_F(PersistentTma, StridedViewsPaddedTo16) {
