@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "runtime/cuda_check.hpp"
 #include "runtime/log.hpp"
@@ -53,22 +56,25 @@ std::size_t TmaConfig::smem_bytes() const {
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
   // bm, bn, bk, stages, consumers, group_m
+  // The last number is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
+  // only persistent_tma_pick uses it.
   static const std::vector<TmaConfig> table = {
-      {128, 256, 64, 4, 2, 8},
-      {128, 192, 64, 5, 2, 8},
-      {256, 128, 64, 4, 2, 8},
-      {128, 128, 64, 6, 2, 8},
-      {64, 256, 64, 5, 1, 8},
-      {64, 128, 64, 8, 1, 8},
-      {128, 128, 128, 3, 2, 8},
-      {128, 256, 64, 4, 2, 8, 2},
-      {128, 128, 64, 6, 2, 8, 2},
-      {256, 128, 64, 4, 2, 8, 2},
-      {128, 256, 64, 4, 2, 8, 1, true},
-      {256, 128, 64, 4, 2, 8, 1, true},
-      {128, 128, 64, 6, 2, 8, 1, true},
-      {64, 256, 64, 5, 1, 8, 1, true},
-      {128, 256, 64, 4, 2, 8, 2, true},
+      // Direct (masked) stores: any output layout, alignment and dtype.
+      {128, 256, 64, 4, 2, 8, 1, false, 0.93},
+      {128, 192, 64, 5, 2, 8, 1, false, 0.90},
+      {256, 128, 64, 4, 2, 8, 1, false, 0.92},
+      {128, 128, 64, 6, 2, 8, 1, false, 0.85},
+      {64, 256, 64, 5, 1, 8, 1, false, 0.65},
+      {64, 128, 64, 8, 1, 8, 1, false, 0.45},
+      {128, 128, 128, 3, 2, 8, 1, false, 0.80},
+      // TMA-store epilogue: 16-bit row-major outputs that TMA can address.
+      {128, 256, 64, 4, 2, 8, 1, true, 1.00},
+      {256, 128, 64, 4, 2, 8, 1, true, 1.00},
+      {128, 128, 64, 6, 2, 8, 1, true, 0.93},
+      {64, 256, 64, 5, 1, 8, 1, true, 0.70},
+      {64, 128, 64, 8, 1, 8, 1, true, 0.50},
+      // 2-CTA cluster with B multicast: correct but about half speed (docs/perf-notes.md); kept for the tuner.
+      {128, 256, 64, 4, 2, 8, 2, true, 0.50},
   };
   return table;
 }
@@ -176,11 +182,30 @@ CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t e
 
 }  // namespace
 
+namespace {
+
+// Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing.
+CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
+  using Key = std::tuple<const TmaConfig*, DType, Major, Major, DType, int>;
+  static std::mutex mutex;
+  static std::map<Key, CUfunction> loaded;
+  const Key key{&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  }
+  CUfunction fn = jit::load(persistent_tma_spec(p, c), p.device, c.smem_bytes());
+  std::lock_guard<std::mutex> lock(mutex);
+  loaded.emplace(key, fn);
+  return fn;
+}
+
+}  // namespace
+
 void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout) {
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
-  const jit::KernelSpec spec = persistent_tma_spec(p, c);
   const std::size_t smem = c.smem_bytes();
-  CUfunction fn = jit::load(spec, p.device, smem);
+  CUfunction fn = kernel_for(p, c);
 
   const CUtensorMapDataType type =
       p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -251,7 +276,8 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   }
   cfg.gridDimX = static_cast<unsigned>(std::min<int64_t>(cluster_tiles, max_clusters) * cm);
   if (runtime::log_enabled("launch"))
-    fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n", spec.name,
+    fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n",
+               persistent_tma_spec(p, c).name,
                cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cm, max_clusters, cluster_tiles);
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
 }
@@ -262,14 +288,12 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::Device
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   for (const auto& c : persistent_tma_configs()) {
     if (!persistent_tma_can_implement(p, c, d).empty()) continue;
+    // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
     const int cm = c.cluster_m;
     const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
     const double waves = std::ceil(tiles / std::max(1, sms / cm));
     const double useful = double(p.m) * double(p.n) * double(p.batch);
-    double score = useful / (waves * sms * c.bm * c.bn);
-    // Larger tiles move fewer bytes per flop, and a cluster halves the B traffic: prefer them when the
-    // wave efficiency is close.
-    score *= 1.0 + 0.02 * (c.bm * c.bn) / (128.0 * 256.0) + (cm > 1 ? 0.0 : 0.0) + (c.store_tma ? 0.03 : 0.0);
+    const double score = useful * c.weight / (waves * sms * c.bm * c.bn);
     if (score > best_score) {
       best_score = score;
       best = &c;

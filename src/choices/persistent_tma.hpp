@@ -16,6 +16,7 @@ struct TmaConfig {
   int bm, bn, bk, stages, consumers, group_m;
   int cluster_m = 1;       // CTAs per cluster along M sharing (multicasting) the B tile: 1 or 2
   bool store_tma = false;  // epilogue through shared memory + TMA stores (16-bit row-major TMA-able outputs)
+  double weight = 1.0;     // relative full-tile throughput (measured), used only by persistent_tma_pick
 
   std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_cm2", "_tmastore")
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
@@ -37,8 +38,8 @@ jit::KernelSpec persistent_tma_spec(const GemmProblem& problem, const TmaConfig&
 void persistent_tma_launch(const GemmProblem& problem, const TmaConfig& config, cudaStream_t stream,
                            int sm_carveout);
 
-// A simple rule until the tuner exists: among configs that can run the problem, the one with the best
-// wave efficiency (useful tile area / launched tile area over whole waves), ties to the larger tile.
+// A simple rule until the tuner exists: among configs that can run the problem, the one with the smallest
+// predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).
 // Returns nullptr when none applies.
 const TmaConfig* persistent_tma_pick(const GemmProblem& problem, const runtime::DeviceInfo& device, int sm_carveout);
 

@@ -160,10 +160,15 @@ double rel_frobenius(DType dtype, const std::vector<std::uint16_t>& got, const s
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-std::string first_line(const std::string& s, std::size_t max = 300) {
-  std::string line = s.substr(0, s.find('\n'));
-  if (line.size() > max) line = line.substr(0, max) + "...";
-  return line;
+// The start of an error message for the table: its first line, and the next one too when the first ends
+// with ':' (e.g. no_valid_choice lists each choice's reason on its own line). The JSON keeps all of it.
+std::string short_message(const std::string& s, std::size_t max = 300) {
+  std::size_t end = s.find('\n');
+  if (end != std::string::npos && end > 0 && s[end - 1] == ':') end = s.find('\n', end + 1);
+  std::string text = s.substr(0, end);
+  if (text.size() > max) text = text.substr(0, max) + "...";
+  if (end != std::string::npos) text += " [...]";
+  return text;
 }
 
 // Benchmarks one mm shape. Throws only for failures that leave nothing to record (e.g. out of memory).
@@ -348,7 +353,7 @@ void print_row(const Row& r) {
              num(r.ratio(), "{:.3f}"));
   if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
   fmt::print("  {:<9} {:<8} {}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice);
-  if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, first_line(r.error));
+  if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, short_message(r.error));
   std::fflush(stdout);
 }
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <string>
 
 #include "common.hpp"
 #include "tmagemm/version.hpp"
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
   try {
     return action();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tmagemm: {}\n", e.what());
+    const std::string message = e.what();  // tmagemm::Error messages already start with "tmagemm: "
+    fmt::print(stderr, "{}{}\n", message.rfind("tmagemm", 0) == 0 ? "" : "tmagemm: ", message);
     return 1;
   }
 }
