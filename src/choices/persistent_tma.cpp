@@ -70,6 +70,7 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // TMA-store epilogue: 16-bit row-major outputs that TMA can address.
       {128, 256, 64, 4, 2, 8, 1, true, 1.00},
       {256, 128, 64, 4, 2, 8, 1, true, 1.00},
+      {128, 192, 64, 4, 2, 8, 1, true, 0.97},
       {128, 128, 64, 6, 2, 8, 1, true, 0.93},
       {64, 256, 64, 5, 1, 8, 1, true, 0.70},
       {64, 128, 64, 8, 1, 8, 1, true, 0.50},
