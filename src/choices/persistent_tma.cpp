@@ -97,6 +97,10 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16) return "TMA-store epilogue needs a bf16 or f16 output";
     if (p.out.major() != Major::row) return "TMA-store epilogue needs a row-major output";
     if (auto t = can_use_tma(p.out); !t.ok) return "out: " + t.reason;
+    // NOTE: measured on H200: a TMA store clips the inner dimension only at 16-byte granularity (N = 130 bf16
+    // wrote columns 130..135 too), so the row length must be a whole number of 16-byte chunks.
+    if ((p.n * static_cast<int64_t>(itemsize(p.out.dtype))) % 16 != 0)
+      return fmt::format("TMA-store epilogue needs N x itemsize to be a multiple of 16 bytes (N = {})", p.n);
   }
   if (p.a.major() == Major::strided) return "a has no unit stride (TMA needs one contiguous dimension)";
   if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";

@@ -4,7 +4,11 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <functional>
+#include <mutex>
 #include <regex>
+#include <string_view>
+#include <unordered_map>
 
 #include "choices/persistent_tma.hpp"
 #include "runtime/cuda_check.hpp"
@@ -73,6 +77,62 @@ const choices::TmaConfig* select(const GemmProblem& p, const Options& o, const r
   return best;
 }
 
+// Everything the choice depends on. Extents and layouts are part of it; data pointers only through their
+// TMA compatibility (alignment).
+struct ChoiceKey {
+  Op op;
+  DType a, b, out;
+  Major am, bm, om;
+  bool a_tma, b_tma, out_tma;
+  int device, carveout;
+  bool persistent_tma;
+  int64_t m, n, k, batch;
+  std::string regex;
+  bool operator==(const ChoiceKey&) const = default;
+};
+
+struct ChoiceKeyHash {
+  std::size_t operator()(const ChoiceKey& k) const noexcept {
+    std::size_t h = std::hash<std::string_view>()(k.regex);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(static_cast<std::size_t>(k.op) | static_cast<std::size_t>(k.a) << 4 | static_cast<std::size_t>(k.b) << 8 |
+        static_cast<std::size_t>(k.out) << 12 | static_cast<std::size_t>(k.am) << 16 |
+        static_cast<std::size_t>(k.bm) << 18 | static_cast<std::size_t>(k.om) << 20 |
+        static_cast<std::size_t>(k.a_tma) << 22 | static_cast<std::size_t>(k.b_tma) << 23 |
+        static_cast<std::size_t>(k.out_tma) << 24 | static_cast<std::size_t>(k.persistent_tma) << 25);
+    mix(static_cast<std::size_t>(k.device) << 32 | static_cast<std::size_t>(k.carveout));
+    mix(static_cast<std::size_t>(k.m));
+    mix(static_cast<std::size_t>(k.n));
+    mix(static_cast<std::size_t>(k.k));
+    mix(static_cast<std::size_t>(k.batch));
+    return h;
+  }
+};
+
+// A repeated call skips enumeration: the chosen config per key, kept for the life of the process.
+const choices::TmaConfig* remembered_choice(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
+  static std::mutex mutex;
+  static std::unordered_map<ChoiceKey, const choices::TmaConfig*, ChoiceKeyHash> memo;
+  ChoiceKey key{p.op,           p.a.dtype,        p.b.dtype,          p.out.dtype,      p.a.major(),
+                p.b.major(),    p.out.major(),    can_use_tma(p.a).ok, can_use_tma(p.b).ok, can_use_tma(p.out).ok,
+                p.device,       o.sm_carveout,    o.persistent_tma,   p.m,              p.n,
+                p.k,            p.batch,          o.choice_regex};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+  }
+  const auto cands = enumerate(p, o, dev);
+  const choices::TmaConfig* cfg = select(p, o, dev, cands);
+  if (!cfg) {
+    std::string msg = fmt::format("no choice can run {}:", p.describe());
+    for (const auto& c : cands) msg += fmt::format("\n  {}: {}", c.name, c.reason);
+    throw Error(ErrorCode::no_valid_choice, msg);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  memo.emplace(std::move(key), cfg);
+  return cfg;
+}
+
 }  // namespace
 
 void run(const GemmProblem& p, const Options& o) {
@@ -84,13 +144,7 @@ void run(const GemmProblem& p, const Options& o) {
     return;
   }
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
-  const auto cands = enumerate(p, o, dev);
-  const choices::TmaConfig* cfg = select(p, o, dev, cands);
-  if (!cfg) {
-    std::string msg = fmt::format("no choice can run {}:", p.describe());
-    for (const auto& c : cands) msg += fmt::format("\n  {}: {}", c.name, c.reason);
-    throw Error(ErrorCode::no_valid_choice, msg);
-  }
+  const choices::TmaConfig* cfg = remembered_choice(p, o, dev);
   runtime::check_cuda(cudaSetDevice(p.device), "cudaSetDevice");
   choices::persistent_tma_launch(p, *cfg, o.stream, o.sm_carveout);
 }

@@ -172,9 +172,10 @@ std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string
       "-default-device",
       "-I" + cuda + "/include/cccl",
       "-I" + cuda + "/include",
-      "-lineinfo",
       "-DNDEBUG",
   };
+  // Line info makes cubins ~13x larger; it is only for profilers' source views (TMAGEMM_JIT_LINEINFO=1).
+  if (const char* li = std::getenv("TMAGEMM_JIT_LINEINFO"); li && std::string(li) == "1") options.push_back("-lineinfo");
   // NOTE: no --use_fast_math: kernels keep IEEE division/sqrt and denormals (epilogues compare to references).
   if (verbose_resources) options.push_back("--ptxas-options=-v");
   options.insert(options.end(), spec.options.begin(), spec.options.end());

@@ -508,7 +508,7 @@ int run_bench(const BenchOptions& opt) {
 void add_bench(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand("bench", "Benchmark tmagemm against cuBLASLt on the built-in suites");
   auto opt = std::make_shared<BenchOptions>();
-  sub->add_option("--suite", opt->suite, "Suite to run (default = square + llm + fp8; all = every suite)")
+  sub->add_option("--suite", opt->suite, "Suite to run (default = square + llm + fp8; all = every suite; or shapes \"MxNxK[:layout],...\")")
       ->check(CLI::IsMember(suite_names()))
       ->capture_default_str();
   sub->add_option("--out", opt->out, "Directory for the JSON results")->capture_default_str();

@@ -1,6 +1,9 @@
 // suites.cpp — benchmark suite data for `tmagemm bench`. Keep in step with docs BENCHMARKS.md ("Suites").
 #include "suites.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include <stdexcept>
 
 namespace tmagemm::cli {
@@ -85,6 +88,25 @@ std::vector<Suite> expand_suite(const std::string& name) {
     throw std::invalid_argument("unknown suite '" + n + "'");
   };
   if (name == "default") return {find("square"), find("llm"), find("fp8")};
+  // Ad-hoc shapes: "MxNxK[:layout],..." (layout rr by default), e.g. "3000x5000x1000:rc,1000x1000x1000".
+  if (name.find('x') != std::string::npos && name.find_first_not_of("0123456789x:rc,") == std::string::npos) {
+    Suite custom{"custom", "mm", "bf16", {}};
+    std::size_t pos = 0;
+    while (pos < name.size()) {
+      const std::size_t end = std::min(name.find(',', pos), name.size());
+      const std::string item = name.substr(pos, end - pos);
+      BenchShape shape;
+      shape.layout = "rr";
+      const std::size_t colon = item.find(':');
+      if (colon != std::string::npos) shape.layout = item.substr(colon + 1);
+      if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &shape.m, &shape.n, &shape.k) != 3 || shape.layout.size() != 2)
+        throw std::invalid_argument("bad shape '" + item + "' (expected MxNxK[:layout])");
+      shape.note = "custom";
+      custom.shapes.push_back(shape);
+      pos = end + 1;
+    }
+    return {custom};
+  }
   if (name == "all") return all_suites();
   return {find(name)};
 }

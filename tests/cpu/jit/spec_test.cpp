@@ -153,7 +153,7 @@ TEST(JitOptions, FixedOptionsThenSpecOptions) {
   EXPECT_TRUE(has("-default-device"));
   EXPECT_TRUE(has("-I" + home + "/include/cccl"));
   EXPECT_TRUE(has("-I" + home + "/include"));
-  EXPECT_TRUE(has("-lineinfo"));
+  EXPECT_FALSE(has("-lineinfo"));  // only with TMAGEMM_JIT_LINEINFO=1
   EXPECT_TRUE(has("-DNDEBUG"));
   EXPECT_FALSE(has("--use_fast_math"));
   EXPECT_FALSE(has("--ptxas-options=-v"));
