@@ -2,7 +2,7 @@
 # device-check.sh — one call on a GPU machine: device info, compile-check (warms the kernel cache in
 # parallel), the GPU test suite, optionally compute-sanitizer memcheck and benchmark suites.
 # Usage: scripts/device-check.sh [--tests FILTER] [--sanitize FILTER] [--bench "suite1 suite2"] [--out DIR]
-# Logs go to $OUT (or --out). Expects a configured build in build/.
+# Logs go to $OUT (or --out; at most 8 files come back from a device run). Expects a built build/.
 set -uo pipefail
 out=${OUT:-out}
 tests='*'
@@ -26,8 +26,8 @@ note() { echo "$*" | tee -a "$summary"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee -a "$summary"
 build/tmagemm info 2>&1 | tee "$out/info.txt"
 start=$(date +%s)
-build/tmagemm compile-check -j "$(nproc)" > "$out/compile-check.txt" 2>&1
-note "compile-check rc=$? $(tail -n 1 "$out/compile-check.txt") ($(( $(date +%s) - start )) s wall)"
+build/tmagemm compile-check -j "$(nproc)" > /tmp/compile-check.txt 2>&1
+note "compile-check rc=$? $(tail -n 1 /tmp/compile-check.txt) ($(( $(date +%s) - start )) s wall)"
 
 start=$(date +%s)
 timeout 400 build/tests/tmagemm_gpu_tests --gtest_filter="$tests" > "$out/gpu-tests.txt" 2>&1

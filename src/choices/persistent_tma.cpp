@@ -287,6 +287,14 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
 }
 
+namespace {
+// True when consecutive rows of the operand's TMA boxes start off a 128-byte boundary.
+bool misaligned_rows(const Operand& o) {
+  const auto base = reinterpret_cast<std::uintptr_t>(o.data);
+  return (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 != 0 || base % 128 != 0;
+}
+}  // namespace
+
 const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
   const TmaConfig* best = nullptr;
   double best_score = -1;
@@ -298,7 +306,12 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::Device
     const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
     const double waves = std::ceil(tiles / std::max(1, sms / cm));
     const double useful = double(p.m) * double(p.n) * double(p.batch);
-    const double score = useful * c.weight / (waves * sms * c.bm * c.bn);
+    double score = useful * c.weight / (waves * sms * c.bm * c.bn);
+    // Rows of a TMA box that do not start on a 128-byte boundary cost the TMA unit about twice as much; measured
+    // on H200, a stage tolerates ~1/3 more row requests than an aligned 128x256 stage before the loads fall
+    // behind the MMAs (docs/perf-notes.md, "misaligned pitches"). Put the larger tile side on the aligned operand.
+    const double a_cost = c.bm * (misaligned_rows(p.a) ? 2.0 : 1.0), b_cost = c.bn * (misaligned_rows(p.b) ? 2.0 : 1.0);
+    score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
     if (score > best_score) {
       best_score = score;
       best = &c;

@@ -509,7 +509,16 @@ void add_bench(CLI::App& app, Action& action) {
   CLI::App* sub = app.add_subcommand("bench", "Benchmark tmagemm against cuBLASLt on the built-in suites");
   auto opt = std::make_shared<BenchOptions>();
   sub->add_option("--suite", opt->suite, "Suite to run (default = square + llm + fp8; all = every suite; or shapes \"MxNxK[:layout],...\")")
-      ->check(CLI::IsMember(suite_names()))
+      ->check(
+          [](const std::string& v) {
+            try {
+              expand_suite(v);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what()) + " (suites: " + fmt::format("{}", fmt::join(suite_names(), ", ")) + ")";
+            }
+          },
+          "SUITE|MxNxK[:layout],...")
       ->capture_default_str();
   sub->add_option("--out", opt->out, "Directory for the JSON results")->capture_default_str();
   sub->add_option("--reps", opt->reps, "Minimum number of timed runs per side (timing also lasts >= 100 ms)")
