@@ -72,7 +72,7 @@ Explanation explain(const GemmProblem& p, const Options& o) {
   const tune::Known known = tune::known(p);
   // What a call would run now without tuning anything: a remembered winner, else the heuristic rule.
   choices::ChoicePtr selected;
-  if (known.winner)
+  if (known.winner && o.tuning != Tuning::heuristic)
     for (const auto& c : cands)
       if (c.reason.empty() && c.choice->name() == *known.winner) selected = c.choice;
   if (!selected) selected = tune::heuristic_choice(p, cands, runtime::device_info(p.device));

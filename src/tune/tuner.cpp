@@ -379,7 +379,16 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
                                     const runtime::DeviceInfo& dev) {
   // Documented rule: the persistent-TMA config with the best predicted time (waves x tile area / measured
   // tile throughput, penalised for misaligned rows; persistent_tma_score); if no persistent-TMA choice
-  // applies, the first applicable choice in backend order (cuBLASLt's first heuristic algorithm).
+  // applies — or the rows of both A and B start off 128-byte boundaries, where every TMA tile shape loses
+  // ~1/3 to TMA request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
+  // (cuBLASLt's first heuristic algorithm).
+  const auto off128 = [](const Operand& o) {
+    return (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 != 0 ||
+           reinterpret_cast<std::uintptr_t>(o.data) % 128 != 0;
+  };
+  if (off128(p.a) && off128(p.b))
+    for (const auto& c : cands)
+      if (c.reason.empty() && !choices::persistent_tma_config_of(*c.choice)) return c.choice;
   choices::ChoicePtr best;
   double best_score = -1;
   for (const auto& c : cands) {
