@@ -2,6 +2,8 @@
 // KernelSpec rendering, TMA descriptor encoding and launch.
 #include "choices/persistent_tma.hpp"
 
+#include "choices/choice.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -295,29 +297,78 @@ bool misaligned_rows(const Operand& o) {
 }
 }  // namespace
 
+double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d, int sm_carveout) {
+  const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
+  // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
+  const int cm = c.cluster_m;
+  const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
+  const double waves = std::ceil(tiles / std::max(1, sms / cm));
+  const double useful = double(p.m) * double(p.n) * double(p.batch);
+  double score = useful * c.weight / (waves * sms * c.bm * c.bn);
+  // Rows of a TMA box that do not start on a 128-byte boundary cost the TMA unit about twice as much; measured
+  // on H200, a stage tolerates ~1/3 more row requests than an aligned 128x256 stage before the loads fall
+  // behind the MMAs (docs/perf-notes.md, "misaligned pitches"). Put the larger tile side on the aligned operand.
+  const double a_cost = c.bm * (misaligned_rows(p.a) ? 2.0 : 1.0), b_cost = c.bn * (misaligned_rows(p.b) ? 2.0 : 1.0);
+  score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
+  return score;
+}
+
 const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
   const TmaConfig* best = nullptr;
   double best_score = -1;
-  const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   for (const auto& c : persistent_tma_configs()) {
     if (!persistent_tma_can_implement(p, c, d).empty()) continue;
-    // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
-    const int cm = c.cluster_m;
-    const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
-    const double waves = std::ceil(tiles / std::max(1, sms / cm));
-    const double useful = double(p.m) * double(p.n) * double(p.batch);
-    double score = useful * c.weight / (waves * sms * c.bm * c.bn);
-    // Rows of a TMA box that do not start on a 128-byte boundary cost the TMA unit about twice as much; measured
-    // on H200, a stage tolerates ~1/3 more row requests than an aligned 128x256 stage before the loads fall
-    // behind the MMAs (docs/perf-notes.md, "misaligned pitches"). Put the larger tile side on the aligned operand.
-    const double a_cost = c.bm * (misaligned_rows(p.a) ? 2.0 : 1.0), b_cost = c.bn * (misaligned_rows(p.b) ? 2.0 : 1.0);
-    score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
+    const double score = persistent_tma_score(p, c, d, sm_carveout);
     if (score > best_score) {
       best_score = score;
       best = &c;
     }
   }
   return best;
+}
+
+namespace {
+
+// One table row as a tuner choice.
+class TmaChoice final : public Choice {
+ public:
+  explicit TmaChoice(const TmaConfig& config) : config_(config), name_(config.name()) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "persistent_tma"; }
+  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
+    return persistent_tma_can_implement(p, config_, d);
+  }
+  void precompile(const GemmProblem& p, int device) const override {
+    jit::compile(persistent_tma_spec(p, config_), runtime::device_info(device).arch());
+  }
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
+    persistent_tma_launch(p, config_, stream, o.sm_carveout);
+  }
+  const TmaConfig& config() const { return config_; }
+
+ private:
+  const TmaConfig& config_;
+  std::string name_;
+};
+
+}  // namespace
+
+const TmaConfig* persistent_tma_config_of(const Choice& choice) {
+  const auto* c = dynamic_cast<const TmaChoice*>(&choice);
+  return c ? &c->config() : nullptr;
+}
+
+Backend persistent_tma_backend() {
+  return Backend{"persistent_tma", [](const Options& o) { return o.persistent_tma; },
+                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+                   // The table is static, so the choice objects are made once and shared.
+                   static const std::vector<ChoicePtr> all = [] {
+                     std::vector<ChoicePtr> v;
+                     for (const auto& c : persistent_tma_configs()) v.push_back(std::make_shared<TmaChoice>(c));
+                     return v;
+                   }();
+                   return all;
+                 }};
 }
 
 }  // namespace tmagemm::choices

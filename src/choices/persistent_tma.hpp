@@ -42,6 +42,13 @@ void persistent_tma_launch(const GemmProblem& problem, const TmaConfig& config, 
 // predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).
 // Returns nullptr when none applies.
 const TmaConfig* persistent_tma_pick(const GemmProblem& problem, const runtime::DeviceInfo& device, int sm_carveout);
+// The rule's score of one config (higher is better); the problem must pass can_implement.
+double persistent_tma_score(const GemmProblem& problem, const TmaConfig& config, const runtime::DeviceInfo& device,
+                            int sm_carveout);
+
+class Choice;
+// The config behind a persistent-TMA choice (nullptr for choices of other backends).
+const TmaConfig* persistent_tma_config_of(const Choice& choice);
 
 // Every distinct kernel the table can produce (dtype x layouts x output type x config), for compile-check.
 std::vector<jit::KernelSpec> persistent_tma_all_specs();

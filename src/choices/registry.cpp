@@ -1,9 +1,15 @@
 // registry.cpp — collects the kernel variants of all backends.
 #include "choices/registry.hpp"
 
+#include "choices/choice.hpp"
 #include "choices/persistent_tma.hpp"
 
 namespace tmagemm::choices {
+
+const std::vector<Backend>& backends() {
+  static const std::vector<Backend> all = {persistent_tma_backend(), cublaslt_backend()};
+  return all;
+}
 
 std::vector<jit::KernelSpec> all_kernel_specs() {
   std::vector<jit::KernelSpec> specs = persistent_tma_all_specs();

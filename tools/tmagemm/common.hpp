@@ -22,7 +22,8 @@ void add_info(CLI::App& app, Action& action);            // info.cpp
 void add_compile_check(CLI::App& app, Action& action);   // compile_check.cpp
 void add_bench(CLI::App& app, Action& action);           // bench.cpp
 void add_explain(CLI::App& app, Action& action);         // explain.cpp
-void add_not_implemented(CLI::App& app, Action& action); // not_implemented.cpp: tune, cache
+void add_tune(CLI::App& app, Action& action);            // tune.cpp
+void add_cache(CLI::App& app, Action& action);           // cache.cpp
 
 // Throws tmagemm::Error(cuda_error) naming `what` unless status is cudaSuccess.
 void cuda_check(cudaError_t status, const char* what);

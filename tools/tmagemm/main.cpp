@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "tmagemm/version.hpp"
 
+
 int main(int argc, char** argv) {
   CLI::App app{"tmagemm: GEMM library for NVIDIA Hopper (persistent TMA + WGMMA kernels compiled at run time).\n"
                "Device information, kernel compile check, benchmarks against cuBLASLt, dispatch explanations.",
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
   tmagemm::cli::add_compile_check(app, action);
   tmagemm::cli::add_bench(app, action);
   tmagemm::cli::add_explain(app, action);
-  tmagemm::cli::add_not_implemented(app, action);
+  tmagemm::cli::add_tune(app, action);
+  tmagemm::cli::add_cache(app, action);
 
   try {
     app.parse(argc, argv);

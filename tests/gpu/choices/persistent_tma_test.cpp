@@ -1,7 +1,9 @@
 // persistent_tma_test.cpp — correctness of mm through the persistent TMA + WGMMA backend on a GPU: every
 // layout, bf16/f16, ragged and large sizes, K tails with block K 64 and 128, strided (padded) operands and
 // outputs, f32/f16 outputs. Inputs random, outputs poisoned with NaN, padding checked untouched, relative
-// Frobenius error against an fp32-accumulated reference <= 1e-2.
+// Frobenius error against an fp32-accumulated reference <= 1e-2. These tests exercise the kernel, so they run
+// with the heuristic pick (or a regex naming one config) and only persistent-TMA choices; the tuner's own
+// tests are in tests/gpu/tune.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -11,6 +13,15 @@
 
 namespace tmagemm::testing {
 namespace {
+
+// Options for kernel tests: persistent TMA only, no benchmarking.
+Options kernel_options() {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  o.cublaslt = false;
+  o.fallback = false;
+  return o;
+}
 
 struct Case {
   DType in = DType::bf16, out = DType::bf16;
@@ -32,7 +43,7 @@ void run_case(const Case& c, std::mt19937& rng) {
   Matrix a = make_matrix(c.in, c.m, c.k, c.a_col, c.ld_multiple, rng, true);
   Matrix b = make_matrix(c.in, c.k, c.n, c.b_col, c.ld_multiple, rng, true);
   Matrix out = make_matrix(c.out, c.m, c.n, c.out_col, c.out_ld_multiple, rng, false);
-  Options opt = Options::defaults_only();
+  Options opt = kernel_options();
   opt.choice_regex = c.regex;
   mm(a.view(), b.view(), out.view(), opt);
   cuda_ok(cudaDeviceSynchronize(), "mm");
@@ -81,7 +92,7 @@ TEST_F(PersistentTma, KTail88WithBlockK64And128) {
       Case c{DType::bf16, DType::bf16, 300, 520, 88, (layout & 1) != 0, (layout & 2) != 0};
       c.regex = regex;
       run_case(c, rng);
-      Options opt = Options::defaults_only();
+      Options opt = kernel_options();
       opt.choice_regex = regex;
       Matrix a = make_matrix(DType::bf16, 300, 88, false, 8, rng, true);
       Matrix b = make_matrix(DType::bf16, 88, 520, false, 8, rng, true);
@@ -142,7 +153,7 @@ TEST_F(PersistentTma, KZeroWritesZerosAndEmptyIsNoop) {
   Matrix a = make_matrix(DType::bf16, 64, 0, false, 8, rng, true);
   Matrix b = make_matrix(DType::bf16, 0, 72, false, 8, rng, true);
   Matrix out = make_matrix(DType::bf16, 64, 72, false, 8, rng, false);
-  mm(a.view(), b.view(), out.view(), Options::defaults_only());
+  mm(a.view(), b.view(), out.view(), kernel_options());
   cuda_ok(cudaDeviceSynchronize(), "mm");
   const Check chk = compare(out, std::vector<float>(64 * 72, 0.0f));
   EXPECT_EQ(chk.nan_count, 0);
@@ -152,7 +163,7 @@ TEST_F(PersistentTma, KZeroWritesZerosAndEmptyIsNoop) {
   Matrix a0 = make_matrix(DType::bf16, 0, 32, false, 8, rng, true);
   Matrix b0 = make_matrix(DType::bf16, 32, 40, false, 8, rng, true);
   Matrix o0 = make_matrix(DType::bf16, 0, 40, false, 8, rng, false);
-  EXPECT_NO_THROW(mm(a0.view(), b0.view(), o0.view(), Options::defaults_only()));
+  EXPECT_NO_THROW(mm(a0.view(), b0.view(), o0.view(), kernel_options()));
 }
 
 TEST_F(PersistentTma, MisalignedOperandHasNoValidChoiceWithReason) {
@@ -160,7 +171,7 @@ TEST_F(PersistentTma, MisalignedOperandHasNoValidChoiceWithReason) {
   Matrix a = make_matrix(DType::f16, 21, 11, false, 1, rng, true);
   Matrix b = make_matrix(DType::f16, 11, 31, false, 1, rng, true);
   Matrix out = make_matrix(DType::f16, 21, 31, false, 8, rng, false);
-  Options opt = Options::defaults_only();
+  Options opt = kernel_options();
   opt.fallback = false;
   opt.cublaslt = false;
   try {
@@ -183,7 +194,7 @@ TEST_F(PersistentTma, BatchedThroughRank3Descriptors) {
     Matrix b = make_matrix(DType::bf16, K, N, (layout & 2) != 0, 8, rng, true, B, true);
     Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false, B, true);
     try {
-      bmm(a.view(), b.view(), out.view(), Options::defaults_only());
+      bmm(a.view(), b.view(), out.view(), kernel_options());
     } catch (const Error& e) {
       if (e.code() == ErrorCode::unsupported) GTEST_SKIP() << "bmm validation not available: " << e.what();
       throw;

@@ -1,0 +1,53 @@
+// tuner.hpp — picks, per problem, the choice to run: enumerate every backend's choices, filter (enable flags,
+// can_implement, choice_regex), then by Options::tuning
+//   benchmark   : in-memory map -> tuning DB -> precompile all candidates in parallel, quick-check and time
+//                 each on scratch output buffers, keep the fastest correct one, store it in the DB;
+//   heuristic   : a documented rule (persistent_tma_pick; else the first applicable choice), no GPU timing;
+//   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks.
+// TMAGEMM_LOG=autotune prints an AUTOTUNE table per tuned problem.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "choices/choice.hpp"
+#include "problem/problem.hpp"
+#include "tmagemm/options.hpp"
+
+namespace tmagemm::tune {
+
+struct Candidate {
+  choices::ChoicePtr choice;
+  std::string reason;  // empty when the choice may run this problem
+};
+
+// Every choice of every backend for the problem, with the reason it is filtered out (if it is).
+std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options);
+std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
+
+// The tuning-database key of a problem on its device (device, SMs, cc, driver, library version, op, dtypes,
+// layouts, extents, alignment class, epilogue signature).
+std::string tuning_key(const GemmProblem& problem);
+std::string tuning_key(const GemmProblem& problem, const runtime::DeviceInfo& device);
+
+// The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
+choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);
+// The same for an explicit device description (heuristic and cached_only modes touch no GPU).
+choices::ChoicePtr choose(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
+
+// What explain() reports: the candidates, which one choose() would take now (without tuning), and
+// known timings from the tuning database.
+struct Known {
+  std::optional<std::string> winner;
+  std::vector<std::pair<std::string, double>> timings_ms;
+};
+Known known(const GemmProblem& problem);
+choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,
+                                    const runtime::DeviceInfo& device);
+
+// Test hook: extra choices appended to the enumeration (e.g. a deliberately broken one). Empty to clear.
+void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra);
+// Forgets the in-memory map (tests; the DB is untouched).
+void forget_in_memory();
+
+}  // namespace tmagemm::tune

@@ -1,0 +1,393 @@
+// cublaslt_test.cpp — CPU tests of the cuBLASLt backend: which problems cuBLASLt can express (and the reasons
+// when not), the row-major -> column-major call mapping (checked by simulating cuBLAS's column-major GEMM on the
+// host against the row-major-semantics reference, for every layout, padded ld and bmm), alignment classes,
+// TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on a machine without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "choices/choice.hpp"
+#include "choices/cublaslt.hpp"
+#include "problem/problem.hpp"
+#include "runtime/device.hpp"
+#include "tmagemm/error.hpp"
+#include "tmagemm/options.hpp"
+
+namespace tmagemm::choices {
+namespace {
+
+constexpr uintptr_t kBase = 0x7f0000000000;  // 256-byte aligned, never dereferenced
+const void* at(uintptr_t address) { return reinterpret_cast<const void*>(address); }
+
+// A rows x cols operand, row- or column-major with leading dimension `ld` (0: packed).
+Operand matrix(const void* data, DType dtype, int64_t rows, int64_t cols, bool row_major, int64_t ld = 0,
+               int64_t batch_stride = 0) {
+  Operand o;
+  o.data = data;
+  o.dtype = dtype;
+  o.rows = rows;
+  o.cols = cols;
+  if (row_major) {
+    o.row_stride = ld ? ld : cols;
+    o.col_stride = 1;
+  } else {
+    o.row_stride = 1;
+    o.col_stride = ld ? ld : rows;
+  }
+  o.batch_stride = batch_stride;
+  return o;
+}
+
+GemmProblem mm_problem(bool a_row, bool b_row, bool out_row, DType in = DType::bf16, DType out = DType::bf16,
+                       int64_t m = 64, int64_t n = 48, int64_t k = 32) {
+  GemmProblem p;
+  p.op = Op::mm;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = matrix(at(kBase), in, m, k, a_row);
+  p.b = matrix(at(kBase + 0x100000), in, k, n, b_row);
+  p.out = matrix(at(kBase + 0x200000), out, m, n, out_row);
+  return p;
+}
+
+#define EXPECT_REASON(problem, substring)                                                       \
+  do {                                                                                          \
+    const std::string r_ = cublaslt_reason_unsupported(problem);                                \
+    EXPECT_NE(r_.find(substring), std::string::npos)                                            \
+        << "reason: '" << r_ << "'\nexpected to contain: " << (substring);                      \
+  } while (0)
+
+TEST(CublasltReason, Bf16MmAllLayoutsOk) {
+  for (bool a_row : {true, false})
+    for (bool b_row : {true, false})
+      for (bool out_row : {true, false}) {
+        const GemmProblem p = mm_problem(a_row, b_row, out_row);
+        EXPECT_EQ(cublaslt_reason_unsupported(p), "") << a_row << b_row << out_row;
+      }
+}
+
+TEST(CublasltReason, F16AndF32OutputsOk) {
+  EXPECT_EQ(cublaslt_reason_unsupported(mm_problem(true, true, true, DType::f16, DType::f16)), "");
+  EXPECT_EQ(cublaslt_reason_unsupported(mm_problem(true, false, true, DType::f16, DType::f32)), "");
+  EXPECT_EQ(cublaslt_reason_unsupported(mm_problem(false, true, true, DType::bf16, DType::f32)), "");
+}
+
+TEST(CublasltReason, InputAndOutputTypes) {
+  EXPECT_REASON(mm_problem(true, true, true, DType::f32, DType::f32), "inputs must be both bf16 or both f16");
+  EXPECT_REASON(mm_problem(true, true, true, DType::f32, DType::f32), "got f32 and f32");
+  GemmProblem mixed = mm_problem(true, true, true);
+  mixed.b.dtype = DType::f16;
+  EXPECT_REASON(mixed, "got bf16 and f16");
+  EXPECT_REASON(mm_problem(true, true, true, DType::bf16, DType::f16), "output dtype f16 with bf16 inputs");
+  EXPECT_REASON(mm_problem(true, true, true, DType::e4m3, DType::bf16), "inputs must be both bf16 or both f16");
+}
+
+TEST(CublasltReason, StridedOperandIsNamed) {
+  GemmProblem p = mm_problem(true, true, true);
+  p.a.row_stride = 2 * p.k;
+  p.a.col_stride = 2;
+  EXPECT_REASON(p, "a has no unit stride (cuBLASLt needs column- or row-major operands");
+  p = mm_problem(true, true, true);
+  p.b.row_stride = 3;
+  p.b.col_stride = 3 * p.k;
+  EXPECT_REASON(p, "b has no unit stride");
+  p = mm_problem(true, true, true);
+  p.out.row_stride = 2 * p.n;
+  p.out.col_stride = 2;
+  EXPECT_REASON(p, "out has no unit stride");
+}
+
+TEST(CublasltReason, OpsOtherThanMmAndBmm) {
+  GemmProblem p = mm_problem(true, true, true);
+  p.op = Op::addmm;
+  EXPECT_REASON(p, "op addmm not handled by the cuBLASLt backend yet");
+  p.op = Op::scaled_mm;
+  EXPECT_REASON(p, "op scaled_mm not handled by the cuBLASLt backend yet");
+}
+
+TEST(CublasltReason, LeadingDimensionBelowContiguousExtent) {
+  GemmProblem p = mm_problem(true, true, true);
+  p.a.row_stride = p.k - 1;  // overlapping rows
+  EXPECT_REASON(p, "a is row-major with row stride 31, less than its 32 columns");
+  p = mm_problem(true, false, true);
+  p.b.col_stride = 0;  // broadcast columns
+  EXPECT_REASON(p, "b is col-major with col stride 0, less than its 32 rows");
+  // Padded leading dimensions are fine.
+  p = mm_problem(true, false, false);
+  p.a.row_stride = p.k + 8;
+  p.b.col_stride = p.k + 3;
+  p.out.col_stride = p.m + 1;
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+}
+
+TEST(CublasltReason, EmptyProblem) {
+  EXPECT_REASON(mm_problem(true, true, true, DType::bf16, DType::bf16, 64, 48, 0), "empty problem");
+  EXPECT_REASON(mm_problem(true, true, true, DType::bf16, DType::bf16, 0, 48, 32), "empty problem");
+}
+
+TEST(CublasltReason, Bmm) {
+  GemmProblem p = mm_problem(true, false, true);
+  p.op = Op::bmm;
+  p.batch = 3;
+  p.a.batch_stride = p.m * p.k;
+  p.b.batch_stride = 0;  // broadcast
+  p.out.batch_stride = p.m * p.n;
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  p.out.batch_stride = 0;
+  EXPECT_REASON(p, "out has batch stride 0 with batch > 1");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The mapping, checked numerically: simulate cuBLAS's column-major D = op(A) @ op(B) over the CublasLtCall and
+// compare with C = A @ B computed from the Operands' strides.
+// ---------------------------------------------------------------------------------------------------------
+
+float at_stored(const CublasLtMatrix& x, int64_t b, uint64_t i, uint64_t j) {
+  const float* base = static_cast<const float*>(x.data);
+  return base[b * x.batch_stride + static_cast<int64_t>(i) + static_cast<int64_t>(j) * x.ld];
+}
+float at_op(const CublasLtMatrix& x, int64_t b, uint64_t i, uint64_t j) {
+  return x.transpose ? at_stored(x, b, j, i) : at_stored(x, b, i, j);
+}
+
+void simulate_cublas(const CublasLtCall& call) {
+  ASSERT_FALSE(call.c.transpose);
+  // op(A) is m x k, op(B) is k x n, C is m x n.
+  EXPECT_EQ(call.a.transpose ? call.a.cols : call.a.rows, call.m);
+  EXPECT_EQ(call.a.transpose ? call.a.rows : call.a.cols, call.k);
+  EXPECT_EQ(call.b.transpose ? call.b.cols : call.b.rows, call.k);
+  EXPECT_EQ(call.b.transpose ? call.b.rows : call.b.cols, call.n);
+  EXPECT_EQ(call.c.rows, call.m);
+  EXPECT_EQ(call.c.cols, call.n);
+  for (const CublasLtMatrix* x : {&call.a, &call.b, &call.c}) EXPECT_GE(x->ld, static_cast<int64_t>(x->rows));
+  float* d = static_cast<float*>(const_cast<void*>(call.c.data));
+  for (int64_t b = 0; b < call.batch; ++b)
+    for (uint64_t i = 0; i < call.m; ++i)
+      for (uint64_t j = 0; j < call.n; ++j) {
+        float acc = 0;
+        for (uint64_t l = 0; l < call.k; ++l) acc += at_op(call.a, b, i, l) * at_op(call.b, b, l, j);
+        d[b * call.c.batch_stride + static_cast<int64_t>(i) + static_cast<int64_t>(j) * call.c.ld] = acc;
+      }
+}
+
+float at_operand(const Operand& o, int64_t b, int64_t i, int64_t j) {
+  return static_cast<const float*>(o.data)[b * o.batch_stride + i * o.row_stride + j * o.col_stride];
+}
+
+// Host buffers for one problem: distinct small integers (exact in float), padded ld, optional batch.
+struct HostProblem {
+  std::vector<float> a, b, out;
+  GemmProblem p;
+};
+
+HostProblem host_problem(bool a_row, bool b_row, bool out_row, int64_t batch, bool broadcast_b) {
+  const int64_t m = 5, n = 3, k = 4, pad = 2;
+  HostProblem h;
+  auto size = [&](int64_t rows, int64_t cols, bool row, bool bcast) {
+    const int64_t mat = row ? rows * (cols + pad) : cols * (rows + pad);
+    return mat * (bcast ? 1 : batch);
+  };
+  h.a.resize(size(m, k, a_row, false));
+  h.b.resize(size(k, n, b_row, broadcast_b));
+  h.out.assign(size(m, n, out_row, false), -1.0f);
+  for (std::size_t i = 0; i < h.a.size(); ++i) h.a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (std::size_t i = 0; i < h.b.size(); ++i) h.b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  GemmProblem& p = h.p;
+  p.op = batch > 1 ? Op::bmm : Op::mm;
+  p.batch = batch;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  const int64_t lda = (a_row ? k : m) + pad, ldb = (b_row ? n : k) + pad, ldo = (out_row ? n : m) + pad;
+  p.a = matrix(h.a.data(), DType::bf16, m, k, a_row, lda, batch > 1 ? lda * (a_row ? m : k) : 0);
+  p.b = matrix(h.b.data(), DType::bf16, k, n, b_row, ldb, batch > 1 && !broadcast_b ? ldb * (b_row ? k : n) : 0);
+  p.out = matrix(h.out.data(), DType::bf16, m, n, out_row, ldo, batch > 1 ? ldo * (out_row ? m : n) : 0);
+  return h;
+}
+
+TEST(CublasltMapping, SimulatedColumnMajorGemmMatchesRowMajorReference) {
+  for (int64_t batch : {1, 3})
+    for (bool broadcast_b : {false, true})
+      for (bool a_row : {true, false})
+        for (bool b_row : {true, false})
+          for (bool out_row : {true, false}) {
+            if (batch == 1 && broadcast_b) continue;
+            SCOPED_TRACE(testing::Message() << "batch " << batch << (broadcast_b ? " (b broadcast)" : "") << " a "
+                                            << (a_row ? "row" : "col") << " b " << (b_row ? "row" : "col")
+                                            << " out " << (out_row ? "row" : "col"));
+            HostProblem h = host_problem(a_row, b_row, out_row, batch, broadcast_b);
+            const GemmProblem& p = h.p;
+            ASSERT_EQ(cublaslt_reason_unsupported(p), "");
+            const CublasLtCall call = cublaslt_call(p);
+            EXPECT_EQ(call.swapped, out_row);
+            EXPECT_EQ(std::string(call.a.name), out_row ? "b" : "a");
+            EXPECT_EQ(std::string(call.b.name), out_row ? "a" : "b");
+            EXPECT_EQ(std::string(call.c.name), "out");
+            EXPECT_EQ(call.batch, batch);
+            simulate_cublas(call);
+            for (int64_t b = 0; b < batch; ++b)
+              for (int64_t i = 0; i < p.m; ++i)
+                for (int64_t j = 0; j < p.n; ++j) {
+                  float ref = 0;
+                  for (int64_t l = 0; l < p.k; ++l) ref += at_operand(p.a, b, i, l) * at_operand(p.b, b, l, j);
+                  ASSERT_EQ(at_operand(p.out, b, i, j), ref) << "at (" << b << ", " << i << ", " << j << ")";
+                }
+          }
+}
+
+TEST(CublasltMapping, RowMajorOutputSwapsOperands) {
+  // row/row -> row: cuBLAS A = b stored N x K (ld N), B = a stored K x M (ld K), no transposes, D = N x M.
+  const CublasLtCall call = cublaslt_call(mm_problem(true, true, true));
+  EXPECT_TRUE(call.swapped);
+  EXPECT_EQ(call.m, 48u);
+  EXPECT_EQ(call.n, 64u);
+  EXPECT_EQ(call.k, 32u);
+  EXPECT_EQ(call.a.data, at(kBase + 0x100000));
+  EXPECT_EQ(call.a.rows, 48u);
+  EXPECT_EQ(call.a.cols, 32u);
+  EXPECT_EQ(call.a.ld, 48);
+  EXPECT_FALSE(call.a.transpose);
+  EXPECT_EQ(call.b.data, at(kBase));
+  EXPECT_EQ(call.b.rows, 32u);
+  EXPECT_EQ(call.b.cols, 64u);
+  EXPECT_EQ(call.b.ld, 32);
+  EXPECT_FALSE(call.b.transpose);
+  EXPECT_EQ(call.c.rows, 48u);
+  EXPECT_EQ(call.c.cols, 64u);
+  EXPECT_EQ(call.c.ld, 48);
+}
+
+TEST(CublasltMapping, ColumnMajorOutputCallsDirectly) {
+  // row/col -> col: cuBLAS A = a stored K x M (OP_T), B = b stored K x N (OP_N), D = M x N.
+  const CublasLtCall call = cublaslt_call(mm_problem(true, false, false));
+  EXPECT_FALSE(call.swapped);
+  EXPECT_EQ(call.m, 64u);
+  EXPECT_EQ(call.n, 48u);
+  EXPECT_EQ(call.a.data, at(kBase));
+  EXPECT_TRUE(call.a.transpose);
+  EXPECT_EQ(call.a.rows, 32u);
+  EXPECT_EQ(call.a.cols, 64u);
+  EXPECT_FALSE(call.b.transpose);
+  EXPECT_EQ(call.b.rows, 32u);
+  EXPECT_EQ(call.b.cols, 48u);
+  EXPECT_EQ(call.c.ld, 64);
+}
+
+TEST(CublasltMapping, AlignmentCoversBaseLdAndBatchStride) {
+  GemmProblem p = mm_problem(true, true, true);
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 64u);  // a: ld 32 bf16 = 64 bytes
+  EXPECT_EQ(cublaslt_call(p).a.alignment, 32u);  // b: ld 48 bf16 = 96 bytes
+  p.a.row_stride = 64 + 128;                     // 384 bytes
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 128u);
+  p.a.row_stride = 128;  // 256 bytes
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 256u);
+  p.a.data = at(kBase + 2);
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 2u);
+  p.a.data = at(kBase);
+  p.a.row_stride = 90;  // 180 bytes
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 4u);
+  p.a.row_stride = 128;
+  p.op = Op::bmm;
+  p.batch = 2;
+  p.a.batch_stride = 128 * 64 + 8;  // 16-byte multiple only
+  p.b.batch_stride = 0;
+  p.out.batch_stride = p.m * p.n;
+  EXPECT_EQ(cublaslt_call(p).b.alignment, 16u);
+  EXPECT_EQ(cublaslt_call(p).a.alignment, 32u);  // broadcast batch adds no constraint
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// TMAGEMM_CUBLASLT_TOP_K
+// ---------------------------------------------------------------------------------------------------------
+
+class CublasltTopK : public ::testing::Test {
+ protected:
+  static constexpr const char* kVar = "TMAGEMM_CUBLASLT_TOP_K";
+  void SetUp() override {
+    if (const char* v = std::getenv(kVar)) saved_ = v;
+    unsetenv(kVar);
+  }
+  void TearDown() override {
+    if (saved_)
+      setenv(kVar, saved_->c_str(), 1);
+    else
+      unsetenv(kVar);
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(CublasltTopK, DefaultAndValues) {
+  EXPECT_EQ(cublaslt_top_k(), 4);
+  setenv(kVar, "", 1);
+  EXPECT_EQ(cublaslt_top_k(), 4);
+  setenv(kVar, "1", 1);
+  EXPECT_EQ(cublaslt_top_k(), 1);
+  setenv(kVar, " 16 ", 1);
+  EXPECT_EQ(cublaslt_top_k(), 16);
+}
+
+TEST_F(CublasltTopK, MalformedThrowsNamingTheVariable) {
+  for (const char* bad : {"0", "17", "-1", "four", "4x"}) {
+    setenv(kVar, bad, 1);
+    try {
+      cublaslt_top_k();
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("TMAGEMM_CUBLASLT_TOP_K"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The backend
+// ---------------------------------------------------------------------------------------------------------
+
+TEST(CublasltBackend, NameAndEnabled) {
+  const Backend backend = cublaslt_backend();
+  EXPECT_STREQ(backend.name, "cublaslt");
+  ASSERT_NE(backend.enabled, nullptr);
+  ASSERT_NE(backend.enumerate, nullptr);
+  Options o = Options::defaults_only();
+  o.cublaslt = true;
+  EXPECT_TRUE(backend.enabled(o));
+  o.cublaslt = false;
+  EXPECT_FALSE(backend.enabled(o));
+}
+
+TEST(CublasltBackend, UnexpressibleProblemGivesOneChoiceWithTheReason) {
+  GemmProblem p = mm_problem(true, true, true);
+  p.op = Op::addmm;
+  const auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0]->name(), "cublaslt");
+  EXPECT_STREQ(choices[0]->backend(), "cublaslt");
+  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("op addmm not handled"), std::string::npos);
+  EXPECT_EQ(choices[0]->workspace_bytes(p), 0u);
+  EXPECT_THROW(choices[0]->launch(p, nullptr, Options::defaults_only(), nullptr), Error);
+}
+
+TEST(CublasltBackend, NoGpuGivesOneNotApplicableChoice) {
+  if (runtime::device_count() > 0) GTEST_SKIP() << "a CUDA device is present; this test is for GPU-less machines";
+  const GemmProblem p = mm_problem(true, false, true);
+  const auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_EQ(choices[0]->name(), "cublaslt");
+  const std::string reason = choices[0]->can_implement(p, runtime::DeviceInfo{});
+  EXPECT_FALSE(reason.empty());
+  EXPECT_NE(reason.find("no CUDA device"), std::string::npos) << reason;
+  try {
+    choices[0]->precompile(p, 0);
+    ADD_FAILURE() << "precompile of a not-applicable choice did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+  }
+}
+
+}  // namespace
+}  // namespace tmagemm::choices

@@ -1,0 +1,183 @@
+// tuner_test.cpp — the tuner's GPU-free parts: enumeration over every backend, the shared-memory filter, the
+// choice-name regex and backend flags, the no_valid_choice message, the heuristic pick (no GPU call), the
+// cached_only path through the tuning database, and the tuning key.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "choices/persistent_tma.hpp"
+#include "tmagemm/error.hpp"
+#include "tune/tuner.hpp"
+#include "tune/tuning_db.hpp"
+
+namespace tmagemm::tune {
+namespace {
+
+runtime::DeviceInfo h200() {
+  runtime::DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.smem_per_block_optin = 232448;
+  d.smem_per_sm = 233472;
+  d.l2_bytes = 62914560;
+  d.driver_version = 13000;
+  d.runtime_version = 13000;
+  return d;
+}
+
+// A bf16 row-major M x N x K problem with 1024-aligned fake device addresses (nothing is launched).
+GemmProblem problem(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p;
+  p.op = Op::mm;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  auto op = [](uintptr_t addr, int64_t rows, int64_t cols) {
+    Operand o;
+    o.data = reinterpret_cast<const void*>(addr);
+    o.dtype = DType::bf16;
+    o.rows = rows;
+    o.cols = cols;
+    o.row_stride = cols;
+    o.col_stride = 1;
+    return o;
+  };
+  p.a = op(0x7f0000000000, m, k);
+  p.b = op(0x7f1000000000, k, n);
+  p.out = op(0x7f2000000000, m, n);
+  return p;
+}
+
+class Tuner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tmagemm-tuner-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    ::setenv("TMAGEMM_CACHE_DIR", dir_.c_str(), 1);
+    forget_in_memory();
+  }
+  void TearDown() override {
+    ::unsetenv("TMAGEMM_CACHE_DIR");
+    forget_in_memory();
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+};
+
+std::size_t count_applicable(const std::vector<Candidate>& c) {
+  std::size_t n = 0;
+  for (const auto& x : c) n += x.reason.empty();
+  return n;
+}
+
+TEST_F(Tuner, EnumeratesEveryBackend) {
+  const auto cands = enumerate(problem(4096, 4096, 4096), Options::defaults_only(), h200());
+  std::size_t tma = 0, lt = 0;
+  for (const auto& c : cands) {
+    if (std::string(c.choice->backend()) == "persistent_tma") ++tma;
+    if (std::string(c.choice->backend()) == "cublaslt") ++lt;
+  }
+  EXPECT_EQ(tma, choices::persistent_tma_configs().size());
+  EXPECT_GE(lt, 1u);
+  // Every persistent-TMA config fits an H200 and takes this aligned problem.
+  for (const auto& c : cands)
+    if (std::string(c.choice->backend()) == "persistent_tma") EXPECT_EQ(c.reason, "") << c.choice->name();
+}
+
+TEST_F(Tuner, SharedMemoryFilter) {
+  runtime::DeviceInfo small = h200();
+  small.smem_per_block_optin = 200 * 1024;
+  const auto cands = enumerate(problem(4096, 4096, 4096), Options::defaults_only(), small);
+  std::size_t rejected = 0;
+  for (const auto& c : cands) {
+    const auto* cfg = choices::persistent_tma_config_of(*c.choice);
+    if (!cfg) continue;
+    if (cfg->smem_bytes() > small.smem_per_block_optin) {
+      ++rejected;
+      EXPECT_NE(c.reason.find("shared memory"), std::string::npos) << c.reason;
+    } else {
+      EXPECT_EQ(c.reason, "") << c.choice->name();
+    }
+  }
+  EXPECT_GT(rejected, 0u);
+}
+
+TEST_F(Tuner, RegexAndFlags) {
+  Options o = Options::defaults_only();
+  o.choice_regex = "_tmastore$";
+  for (const auto& c : enumerate(problem(4096, 4096, 4096), o, h200())) {
+    const bool match = c.choice->name().find("_tmastore") != std::string::npos &&
+                       c.choice->name().rfind("_tmastore") + 9 == c.choice->name().size();
+    if (!match && std::string(c.choice->backend()) == "persistent_tma")
+      EXPECT_NE(c.reason.find("choice_regex"), std::string::npos) << c.choice->name();
+    if (match) EXPECT_EQ(c.reason, "") << c.choice->name();
+  }
+  o = Options::defaults_only();
+  o.persistent_tma = false;
+  for (const auto& c : enumerate(problem(4096, 4096, 4096), o, h200()))
+    if (std::string(c.choice->backend()) == "persistent_tma")
+      EXPECT_NE(c.reason.find("disabled"), std::string::npos) << c.reason;
+}
+
+TEST_F(Tuner, NoValidChoiceListsEveryReason) {
+  Options o = Options::defaults_only();
+  o.persistent_tma = false;
+  o.cublaslt = false;
+  o.tuning = Tuning::heuristic;
+  try {
+    choose(problem(256, 256, 256), o, h200());
+    FAIL() << "expected no_valid_choice";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::no_valid_choice);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("persistent_tma_128x256x64_s4_c2_g8_tmastore: backend persistent_tma disabled"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("cublaslt"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(Tuner, HeuristicModePicksWithoutAGpu) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  const auto big = choose(problem(8192, 8192, 8192), o, h200());
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->name(), "persistent_tma_128x256x64_s4_c2_g8_tmastore");
+  const auto skinny = choose(problem(128, 8192, 8192), o, h200());
+  ASSERT_TRUE(skinny);
+  EXPECT_EQ(skinny->name(), "persistent_tma_64x128x64_s8_c1_g8_tmastore");
+  // Heuristic mode never writes the tuning database.
+  TuningDb db(TuningDb::default_path());
+  EXPECT_EQ(db.size(), 0u);
+}
+
+TEST_F(Tuner, CachedOnlyUsesTheDatabaseThenTheHeuristic) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::cached_only;
+  EXPECT_EQ(choose(p, o, h200())->name(), "persistent_tma_128x256x64_s4_c2_g8_tmastore");  // heuristic
+  {
+    TuningDb db(TuningDb::default_path());
+    db.put(tuning_key(p, h200()), TuningRecord{"persistent_tma_128x128x64_s6_c2_g8", {{"persistent_tma_128x128x64_s6_c2_g8", 1.0}}, "2026-11-29T00:00:00Z"});
+  }
+  forget_in_memory();
+  EXPECT_EQ(choose(p, o, h200())->name(), "persistent_tma_128x128x64_s6_c2_g8");
+}
+
+TEST_F(Tuner, KeyNamesDeviceShapeTypesLayoutsAndAlignment) {
+  GemmProblem p = problem(4096, 14336, 4096);
+  const std::string k1 = tuning_key(p, h200());
+  EXPECT_NE(k1.find("NVIDIA H200|132sm|cc90"), std::string::npos) << k1;
+  EXPECT_NE(k1.find("4096x14336x4096x1"), std::string::npos) << k1;
+  EXPECT_NE(k1.find("bf16.bf16->bf16"), std::string::npos) << k1;
+  p.a.data = reinterpret_cast<const void*>(0x7f0000000002);  // misaligned base: another alignment class
+  EXPECT_NE(tuning_key(p, h200()), k1);
+}
+
+}  // namespace
+}  // namespace tmagemm::tune

@@ -1,0 +1,217 @@
+// cache.cpp — `tmagemm cache ls|clear|export|import`: the kernel cache (<cache dir>/kernels/*.cubin) and the
+// tuning database (<cache dir>/tuning.sqlite). No GPU needed. The cache dir follows TMAGEMM_CACHE_DIR.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "common.hpp"
+#include "jit/jit.hpp"
+#include "tune/tuning_db.hpp"
+
+namespace tmagemm::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path kernel_dir() { return fs::path(jit::cache_dir()) / "kernels"; }
+
+struct KernelFiles {
+  std::vector<fs::path> files;
+  std::uintmax_t bytes = 0;
+};
+
+// The cubins of the kernel cache (temporary files of writers in progress are left alone).
+KernelFiles scan_kernels(const fs::path& dir) {
+  KernelFiles found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".cubin" || !it->is_regular_file(ec)) continue;
+    found.files.push_back(it->path());
+    const std::uintmax_t size = it->file_size(ec);
+    if (!ec) found.bytes += size;
+  }
+  return found;
+}
+
+// "1 cubin", "2 cubins", "1 entry", "0 entries".
+std::string count_string(std::size_t n, const char* noun) {
+  const std::string one = noun;
+  if (n == 1) return fmt::format("1 {}", one);
+  if (one == "entry") return fmt::format("{} entries", n);
+  return fmt::format("{} {}s", n, one);
+}
+
+std::string size_string(std::uintmax_t b) {
+  if (b >= (std::uintmax_t{1} << 30)) return fmt::format("{:.1f} GiB", b / 1073741824.0);
+  if (b >= (std::uintmax_t{1} << 20)) return fmt::format("{:.1f} MiB", b / 1048576.0);
+  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", b);
+}
+
+// The winner's time, else the best finite time; "-" when there is none.
+std::string best_ms(const tune::TuningRecord& r) {
+  double best = INFINITY;
+  for (const tune::Timing& t : r.timings)
+    if (t.choice == r.winner && std::isfinite(t.ms)) return fmt::format("{:.4f}", t.ms);
+  for (const tune::Timing& t : r.timings)
+    if (std::isfinite(t.ms)) best = std::min(best, t.ms);
+  return std::isfinite(best) ? fmt::format("{:.4f}", best) : "-";
+}
+
+int run_ls() {
+  const fs::path kdir = kernel_dir();
+  const KernelFiles kernels = scan_kernels(kdir);
+  fmt::print("kernel cache: {} ({}, {})\n", kdir.string(), count_string(kernels.files.size(), "cubin"),
+             size_string(kernels.bytes));
+
+  const std::string path = tune::TuningDb::default_path();
+  if (!fs::exists(path)) {  // listing does not create the database
+    fmt::print("tuning DB:    {} (none yet)\n", path);
+    return 0;
+  }
+  tune::TuningDb db(path);
+  const auto entries = db.list();
+  fmt::print("tuning DB:    {} ({})\n", path, count_string(entries.size(), "entry"));
+  if (entries.empty()) return 0;
+
+  std::vector<std::string> best;
+  std::size_t wk = 3, ww = 6, wb = 7;
+  for (const auto& [key, record] : entries) {
+    best.push_back(best_ms(record));
+    wk = std::max(wk, key.size());
+    ww = std::max(ww, record.winner.size());
+    wb = std::max(wb, best.back().size());
+  }
+  fmt::print("\n{:<{}}  {:<{}}  {:>{}}  {}\n", "key", wk, "winner", ww, "best ms", wb, "tuned_at");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& [key, record] = entries[i];
+    fmt::print("{:<{}}  {:<{}}  {:>{}}  {}\n", key, wk, record.winner, ww, best[i], wb,
+               record.tuned_at.empty() ? "-" : record.tuned_at);
+  }
+  return 0;
+}
+
+int run_clear(bool kernels, bool tuning) {
+  if (!kernels && !tuning) kernels = tuning = true;  // neither flag: both
+  int rc = 0;
+  if (kernels) {
+    const fs::path kdir = kernel_dir();
+    const KernelFiles found = scan_kernels(kdir);
+    std::size_t removed = 0;
+    for (const fs::path& f : found.files) {
+      std::error_code ec;
+      if (fs::remove(f, ec) || !fs::exists(f)) {
+        ++removed;
+      } else {
+        fmt::print(stderr, "tmagemm cache clear: cannot remove {}: {}\n", f.string(), ec.message());
+        rc = 1;
+      }
+    }
+    fmt::print("kernel cache: removed {} ({}) from {}\n", count_string(removed, "cubin"), size_string(found.bytes),
+               kdir.string());
+  }
+  if (tuning) {
+    const std::string path = tune::TuningDb::default_path();
+    if (!fs::exists(path)) {
+      fmt::print("tuning DB:    {} does not exist; nothing to clear\n", path);
+    } else {
+      tune::TuningDb db(path);
+      const std::size_t n = db.size();
+      db.clear();
+      fmt::print("tuning DB:    cleared {} from {}\n", count_string(n, "entry"), path);
+    }
+  }
+  return rc;
+}
+
+// FILE "-" is standard output.
+int run_export(const std::string& file) {
+  tune::TuningDb db(tune::TuningDb::default_path());
+  const std::string text = db.export_json();
+  const std::size_t n = nlohmann::json::parse(text).at("entries").size();
+  if (file == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    fmt::print(stderr, "exported {} from {}\n", count_string(n, "entry"), db.path());
+    return 0;
+  }
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out || !out.flush()) {
+      fmt::print(stderr, "tmagemm cache export: cannot write {}\n", file);
+      return 1;
+    }
+  }
+  fmt::print("exported {} from {} to {}\n", count_string(n, "entry"), db.path(), file);
+  return 0;
+}
+
+// FILE "-" is standard input.
+int run_import(const std::string& file) {
+  std::string text;
+  if (file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      fmt::print(stderr, "tmagemm cache import: cannot read {}\n", file);
+      return 1;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  tune::TuningDb db(tune::TuningDb::default_path());
+  const std::size_t n = db.import_json(text);  // Error(invalid_argument) on a bad document, nothing written
+  fmt::print("imported {} into {}\n", count_string(n, "entry"), db.path());
+  return 0;
+}
+
+}  // namespace
+
+void add_cache(CLI::App& app, Action& action) {
+  CLI::App* cache = app.add_subcommand(
+      "cache", "List, clear, export or import the kernel cache and the tuning database (no GPU needed)");
+  cache->require_subcommand(1);
+
+  CLI::App* ls = cache->add_subcommand(
+      "ls", "Print the kernel cache dir (cubin count, total size) and every tuning DB entry "
+            "(key, winner, best ms, tuned_at)");
+  ls->callback([&action] { action = [] { return run_ls(); }; });
+
+  CLI::App* clear =
+      cache->add_subcommand("clear", "Remove the cached cubins and/or the tuning DB entries (default both)");
+  auto kernels = std::make_shared<bool>(false);
+  auto tuning = std::make_shared<bool>(false);
+  clear->add_flag("--kernels", *kernels, "remove the cubins in <cache dir>/kernels");
+  clear->add_flag("--tuning", *tuning, "delete every tuning DB entry");
+  clear->callback([&action, kernels, tuning] {
+    action = [kernels, tuning] { return run_clear(*kernels, *tuning); };
+  });
+
+  CLI::App* exp =
+      cache->add_subcommand("export", "Write the tuning DB as JSON ({\"version\":1,\"entries\":[...]})");
+  auto out = std::make_shared<std::string>();
+  exp->add_option("FILE", *out, "output file (- for standard output)")->required();
+  exp->callback([&action, out] { action = [out] { return run_export(*out); }; });
+
+  CLI::App* imp =
+      cache->add_subcommand("import", "Add (or replace) the tuning DB entries of a JSON file from `cache export`");
+  auto in = std::make_shared<std::string>();
+  imp->add_option("FILE", *in, "input file (- for standard input)")->required();
+  imp->callback([&action, in] { action = [in] { return run_import(*in); }; });
+}
+
+}  // namespace tmagemm::cli
