@@ -24,58 +24,21 @@
 #include "jit/jit.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/error.hpp"
+#include "cpu/test_support.hpp"
+
 
 extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace tmagemm;
 
+using tmagemm::test_support::EnvGuard;
+using tmagemm::test_support::TempDir;
+
 namespace {
 
 constexpr const char* kArch = "sm_90a";
 constexpr const char* kHelperEnv = "TMAGEMM_JIT_TEST_HELPER";
-
-class EnvGuard {
- public:
-  EnvGuard(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "tmagemm-jit-test-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 bool is_elf(const std::vector<char>& image) {
   return image.size() > 4 && image[0] == 0x7f && image[1] == 'E' && image[2] == 'L' && image[3] == 'F';

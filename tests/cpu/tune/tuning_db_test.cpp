@@ -22,6 +22,8 @@
 
 #include "tmagemm/error.hpp"
 #include "tune/tuning_db.hpp"
+#include "cpu/test_support.hpp"
+
 
 namespace fs = std::filesystem;
 using tmagemm::Error;
@@ -30,30 +32,10 @@ using tmagemm::tune::Timing;
 using tmagemm::tune::TuningDb;
 using tmagemm::tune::TuningRecord;
 
+using tmagemm::test_support::EnvGuard;
+using tmagemm::test_support::TempDir;
+
 namespace {
-
-class EnvGuard {
- public:
-  EnvGuard(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
