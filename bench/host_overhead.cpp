@@ -1,10 +1,15 @@
-// host_overhead.cpp — Google Benchmark of the host time of a tuned mm call (in-memory hit): validation, the
-// tuner's map lookup, TMA descriptor encoding and the launch. Needs a GPU; without one it reports an error.
+// host_overhead.cpp — Google Benchmark of host time on the mm call path.
+//   BM_TunedMmHostTime      : a whole tuned mm call (in-memory hit): validation, the tuner's map lookup, TMA
+//                             descriptor encoding and the launch. Needs a GPU; without one it reports an error.
+//   BM_ValidateAndChooseCpu : validation (pointer queries faked) + the tuner's in-memory hit on a described
+//                             H200 — the library's own share of the call, measurable on any machine.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include "problem/problem.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/tmagemm.hpp"
+#include "tune/tuner.hpp"
 
 namespace {
 
@@ -43,6 +48,33 @@ void BM_TunedMmHostTime(benchmark::State& state) {
   cudaFree(c);
 }
 BENCHMARK(BM_TunedMmHostTime)->Arg(256)->Unit(benchmark::kMicrosecond);
+
+void BM_ValidateAndChooseCpu(benchmark::State& state) {
+  using namespace tmagemm;
+  set_pointer_query([](const void*) { return PointerInfo{true, 0}; });
+  runtime::DeviceInfo dev;
+  dev.name = "NVIDIA H200";
+  dev.cc_major = 9;
+  dev.sm_count = 132;
+  dev.smem_per_block_optin = 232448;
+  dev.l2_bytes = 62914560;
+  const int64_t n = 4096;
+  auto* a = reinterpret_cast<void*>(0x7f0000000000);
+  auto* b = reinterpret_cast<void*>(0x7f1000000000);
+  auto* c = reinterpret_cast<void*>(0x7f2000000000);
+  const TensorView va = TensorView::contiguous(a, DType::bf16, {n, n});
+  const TensorView vb = TensorView::contiguous(b, DType::bf16, {n, n});
+  const TensorView vc = TensorView::contiguous(c, DType::bf16, {n, n});
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  tune::choose(make_mm_problem(va, vb, vc), o, dev);
+  for (auto _ : state) {
+    const GemmProblem p = make_mm_problem(va, vb, vc);
+    benchmark::DoNotOptimize(tune::choose(p, o, dev));
+  }
+  set_pointer_query({});
+}
+BENCHMARK(BM_ValidateAndChooseCpu)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

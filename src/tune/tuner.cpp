@@ -33,8 +33,68 @@ namespace {
 std::mutex g_extra_mutex;
 std::vector<choices::ChoicePtr> g_extra;
 
+// The in-memory map: everything the choice depends on, as plain values (no string building on a hit).
+struct MemoKey {
+  int op, device, sm_count;
+  std::size_t smem;
+  int a_dtype, b_dtype, out_dtype, a_major, b_major, out_major;
+  unsigned align_bits;
+  int64_t m, n, k, batch;
+  int tuning, carveout;
+  bool persistent_tma, fallback, cublaslt;
+  int bias_kind, act, scale_kind;
+  bool fast_accum;
+  std::string regex;
+  bool operator==(const MemoKey&) const = default;
+};
+
+struct MemoKeyHash {
+  std::size_t operator()(const MemoKey& k) const noexcept {
+    std::size_t h = std::hash<std::string>()(k.regex);
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(static_cast<uint64_t>(k.op) | static_cast<uint64_t>(k.a_dtype) << 8 | static_cast<uint64_t>(k.b_dtype) << 16 |
+        static_cast<uint64_t>(k.out_dtype) << 24 | static_cast<uint64_t>(k.a_major) << 32 |
+        static_cast<uint64_t>(k.b_major) << 36 | static_cast<uint64_t>(k.out_major) << 40 |
+        static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
+        static_cast<uint64_t>(k.persistent_tma) << 56 | static_cast<uint64_t>(k.fallback) << 57 |
+        static_cast<uint64_t>(k.cublaslt) << 58 | static_cast<uint64_t>(k.fast_accum) << 59);
+    mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
+        static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
+        static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56);
+    mix(k.smem);
+    mix(static_cast<uint64_t>(k.m));
+    mix(static_cast<uint64_t>(k.n));
+    mix(static_cast<uint64_t>(k.k));
+    mix(static_cast<uint64_t>(k.batch));
+    return h;
+  }
+};
+
 std::mutex g_memo_mutex;
-std::unordered_map<std::string, choices::ChoicePtr> g_memo;
+std::unordered_map<MemoKey, choices::ChoicePtr, MemoKeyHash> g_memo;
+
+// Two bits per operand: TMA-compatible, rows on 128-byte boundaries (the alignment class of the DB key).
+unsigned align_bits(const Operand& o) {
+  const auto base = reinterpret_cast<std::uintptr_t>(o.data);
+  const bool rows128 = (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 == 0 && base % 128 == 0;
+  return (can_use_tma(o).ok ? 1u : 0u) | (rows128 ? 2u : 0u);
+}
+
+MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& d) {
+  return MemoKey{static_cast<int>(p.op),         p.device,
+                 d.sm_count,                     d.smem_per_block_optin,
+                 static_cast<int>(p.a.dtype),    static_cast<int>(p.b.dtype),
+                 static_cast<int>(p.out.dtype),  static_cast<int>(p.a.major()),
+                 static_cast<int>(p.b.major()),  static_cast<int>(p.out.major()),
+                 align_bits(p.a) | align_bits(p.b) << 2 | align_bits(p.out) << 4,
+                 p.m,                            p.n,
+                 p.k,                            p.batch,
+                 static_cast<int>(o.tuning),     o.sm_carveout,
+                 o.persistent_tma,               o.fallback,
+                 o.cublaslt,                     static_cast<int>(p.bias_kind),
+                 static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
+                 p.fast_accum,                   o.choice_regex};
+}
 
 bool regex_allows(const std::string& pattern, const std::string& name) {
   if (pattern.empty()) return true;
@@ -412,13 +472,13 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o) {
 }
 
 choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
-  const std::string filters = filter_signature(o);
-  const std::string key = tuning_key(p, dev) + (filters.empty() ? "" : "|" + filters);
-  const std::string memo_key = key + fmt::format("|mode{}", static_cast<int>(o.tuning));
+  MemoKey mkey = memo_key(p, o, dev);
   {
     std::lock_guard<std::mutex> lock(g_memo_mutex);
-    if (auto it = g_memo.find(memo_key); it != g_memo.end()) return it->second;
+    if (auto it = g_memo.find(mkey); it != g_memo.end()) return it->second;
   }
+  const std::string filters = filter_signature(o);
+  const std::string key = tuning_key(p, dev) + (filters.empty() ? "" : "|" + filters);
   const auto cands = enumerate(p, o, dev);
   std::vector<choices::ChoicePtr> usable;
   for (const auto& c : cands)
@@ -453,7 +513,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   }
   if (!chosen) chosen = heuristic_choice(p, cands, dev);
   std::lock_guard<std::mutex> lock(g_memo_mutex);
-  g_memo.emplace(memo_key, chosen);
+  g_memo.emplace(std::move(mkey), chosen);
   return chosen;
 }
 
