@@ -416,6 +416,21 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
     const bool on = backend.enabled(o);
     for (const auto& c : backend.enumerate(p, dev, o)) consider(c, on ? nullptr : backend.name);
   }
+  // A direct-store persistent-TMA config whose TMA-store twin (same tile, stages, cluster) also applies is
+  // dominated: the twin measured 2-30 % faster on every shape (docs/perf-notes.md, v2). Dropping it halves the
+  // persistent-TMA candidates to compile and time. A regex that excludes the twin keeps the direct config.
+  for (auto& c : out) {
+    const auto* cfg = choices::persistent_tma_config_of(*c.choice);
+    if (!c.reason.empty() || !cfg || cfg->store_tma) continue;
+    for (const auto& twin : out) {
+      const auto* t = choices::persistent_tma_config_of(*twin.choice);
+      if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
+          t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m) {
+        c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
+        break;
+      }
+    }
+  }
   std::lock_guard<std::mutex> lock(g_extra_mutex);
   for (const auto& c : g_extra) consider(c, nullptr);
   return out;
