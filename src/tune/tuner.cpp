@@ -145,6 +145,25 @@ std::shared_ptr<TuningDb> database() {
 
 const char* out_kernel_code(DType d) { return d == DType::bf16 ? "0" : d == DType::f16 ? "1" : "4"; }
 
+// The quick check's kernels (kernels/reference.cuh): reference values at sampled positions, and a gather of the
+// same positions from an output.
+jit::KernelSpec reference_samples_spec(DType in_dtype) {
+  const int in = in_dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec spec;
+  spec.name = fmt::format("reference_samples_{}", in);
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::reference_samples<{}>", in);
+  return spec;
+}
+
+jit::KernelSpec gather_samples_spec(DType out_dtype) {
+  jit::KernelSpec spec;
+  spec.name = fmt::format("gather_samples_{}", out_kernel_code(out_dtype));
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::gather_samples<{}>", out_kernel_code(out_dtype));
+  return spec;
+}
+
 // Device scratch kept for the life of the process (per device): L2 flush buffer.
 void* flush_buffer(int device, std::size_t bytes) {
   static std::mutex mutex;
@@ -205,12 +224,7 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   runtime::check_cuda(cudaMemcpyAsync(s.idx->ptr, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice,
                                       stream),
                       "cudaMemcpyAsync(samples)");
-  jit::KernelSpec spec;
-  const int in = p.a.dtype == DType::bf16 ? 0 : 1;
-  spec.name = fmt::format("reference_samples_{}", in);
-  spec.header = "reference.cuh";
-  spec.kernel = fmt::format("tmagemm::kernels::reference_samples<{}>", in);
-  CUfunction fn = jit::load(spec, p.device, 0);
+  CUfunction fn = jit::load(reference_samples_spec(p.a.dtype), p.device, 0);
   const void* a = p.a.data;
   const void* b = p.b.data;
   int k = static_cast<int>(p.k), n = s.n;
@@ -232,11 +246,7 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
 
 // Relative error of the output at the sampled positions (NaN/inf anywhere -> infinity).
 double sampled_error(const GemmProblem& p, const Samples& s, cudaStream_t stream) {
-  jit::KernelSpec spec;
-  spec.name = fmt::format("gather_samples_{}", out_kernel_code(p.out.dtype));
-  spec.header = "reference.cuh";
-  spec.kernel = fmt::format("tmagemm::kernels::gather_samples<{}>", out_kernel_code(p.out.dtype));
-  CUfunction fn = jit::load(spec, p.device, 0);
+  CUfunction fn = jit::load(gather_samples_spec(p.out.dtype), p.device, 0);
   const void* base = p.out.data;
   long long rs = p.out.row_stride, cs = p.out.col_stride, bs = p.out.batch_stride;
   const int* bat = static_cast<const int*>(s.idx->ptr);
@@ -278,20 +288,28 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   const auto t0 = clock::now();
   Tuned result;
 
-  // 1. Precompile every candidate in parallel; a failure drops that candidate.
+  // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
+  //    that candidate.
   std::vector<std::string> failure(cands.size());
   {
+    const std::string arch = runtime::device_info(p.device).arch();
+    const std::size_t jobs = cands.size() + 2;
     std::atomic<std::size_t> next{0};
-    const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                             static_cast<unsigned>(cands.size())));
+    const unsigned threads =
+        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(jobs)));
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&] {
-        for (std::size_t i = next++; i < cands.size(); i = next++) {
+        for (std::size_t i = next++; i < jobs; i = next++) {
           try {
-            cands[i]->precompile(p, p.device);
+            if (i == cands.size())
+              jit::compile(reference_samples_spec(p.a.dtype), arch);
+            else if (i == cands.size() + 1)
+              jit::compile(gather_samples_spec(p.out.dtype), arch);
+            else
+              cands[i]->precompile(p, p.device);
           } catch (const std::exception& e) {
-            failure[i] = e.what();
+            if (i < cands.size()) failure[i] = e.what();  // a check-kernel failure resurfaces at its load
           }
         }
       });
