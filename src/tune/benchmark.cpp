@@ -1,0 +1,281 @@
+// benchmark.cpp — the tuner's measuring step (see benchmark.hpp).
+#include "tune/benchmark.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "jit/jit.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+#include "tmagemm/error.hpp"
+
+namespace tmagemm::tune {
+
+namespace {
+
+const char* out_kernel_code(DType d) { return d == DType::bf16 ? "0" : d == DType::f16 ? "1" : "4"; }
+
+// The quick check's kernels (kernels/reference.cuh): reference values at sampled positions, and a gather of the
+// same positions from an output.
+jit::KernelSpec reference_samples_spec(DType in_dtype) {
+  const int in = in_dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec spec;
+  spec.name = fmt::format("reference_samples_{}", in);
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::reference_samples<{}>", in);
+  return spec;
+}
+
+jit::KernelSpec gather_samples_spec(DType out_dtype) {
+  jit::KernelSpec spec;
+  spec.name = fmt::format("gather_samples_{}", out_kernel_code(out_dtype));
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::gather_samples<{}>", out_kernel_code(out_dtype));
+  return spec;
+}
+
+// Device scratch kept for the life of the process (per device): L2 flush buffer.
+void* flush_buffer(int device, std::size_t bytes) {
+  static std::mutex mutex;
+  static std::map<int, void*> buffers;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& p = buffers[device];
+  if (!p) runtime::check_cuda(cudaMalloc(&p, bytes), "cudaMalloc(L2 flush buffer)");
+  return p;
+}
+
+struct DeviceMem {
+  void* ptr = nullptr;
+  explicit DeviceMem(std::size_t bytes) {
+    if (bytes) runtime::check_cuda(cudaMalloc(&ptr, bytes), "cudaMalloc(tuning scratch)");
+  }
+  ~DeviceMem() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceMem(const DeviceMem&) = delete;
+  DeviceMem& operator=(const DeviceMem&) = delete;
+};
+
+void launch_simple(CUfunction fn, void** params, int n, cudaStream_t stream) {
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((n + 127) / 128);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch(tuning check)");
+}
+
+// Positions sampled for the quick check, and the reference values there (fp32 accumulation).
+struct Samples {
+  int n = 0;
+  std::unique_ptr<DeviceMem> idx;  // batches | rows | cols, n ints each
+  std::unique_ptr<DeviceMem> values;
+  std::vector<float> reference;
+};
+
+Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
+  Samples s;
+  const int64_t total = p.m * p.n * p.batch;
+  s.n = static_cast<int>(std::min<int64_t>(256, total));
+  std::vector<int> host(3 * static_cast<std::size_t>(s.n));
+  std::mt19937_64 rng(0x7a6d);
+  for (int i = 0; i < s.n; ++i) {
+    int64_t lin = i < 4 ? std::vector<int64_t>{0, total - 1, (p.m - 1) * p.n, p.n - 1}[i] % total
+                        : static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+    if (s.n == total) lin = i;
+    const int64_t b = lin / (p.m * p.n), r = (lin / p.n) % p.m, c = lin % p.n;
+    host[i] = static_cast<int>(b);
+    host[s.n + i] = static_cast<int>(r);
+    host[2 * s.n + i] = static_cast<int>(c);
+  }
+  s.idx = std::make_unique<DeviceMem>(host.size() * sizeof(int));
+  s.values = std::make_unique<DeviceMem>(static_cast<std::size_t>(s.n) * sizeof(float));
+  runtime::check_cuda(cudaMemcpyAsync(s.idx->ptr, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice,
+                                      stream),
+                      "cudaMemcpyAsync(samples)");
+  CUfunction fn = jit::load(reference_samples_spec(p.a.dtype), p.device, 0);
+  const void* a = p.a.data;
+  const void* b = p.b.data;
+  int k = static_cast<int>(p.k), n = s.n;
+  long long ars = p.a.row_stride, acs = p.a.col_stride, abs_ = p.a.batch_stride;
+  long long brs = p.b.row_stride, bcs = p.b.col_stride, bbs = p.b.batch_stride;
+  const int* bat = static_cast<const int*>(s.idx->ptr);
+  const int* rows = bat + s.n;
+  const int* cols = rows + s.n;
+  float* out = static_cast<float*>(s.values->ptr);
+  void* params[] = {&a, &b, &k, &ars, &acs, &abs_, &brs, &bcs, &bbs, &bat, &rows, &cols, &n, &out};
+  launch_simple(fn, params, s.n, stream);
+  s.reference.resize(static_cast<std::size_t>(s.n));
+  runtime::check_cuda(cudaMemcpyAsync(s.reference.data(), out, s.reference.size() * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream),
+                      "cudaMemcpyAsync(reference samples)");
+  runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(reference samples)");
+  return s;
+}
+
+// Relative error of the output at the sampled positions (NaN/inf anywhere -> infinity).
+double sampled_error(const GemmProblem& p, const Samples& s, cudaStream_t stream) {
+  CUfunction fn = jit::load(gather_samples_spec(p.out.dtype), p.device, 0);
+  const void* base = p.out.data;
+  long long rs = p.out.row_stride, cs = p.out.col_stride, bs = p.out.batch_stride;
+  const int* bat = static_cast<const int*>(s.idx->ptr);
+  const int* rows = bat + s.n;
+  const int* cols = rows + s.n;
+  int n = s.n;
+  float* out = static_cast<float*>(s.values->ptr);
+  void* params[] = {&base, &rs, &cs, &bs, &bat, &rows, &cols, &n, &out};
+  launch_simple(fn, params, s.n, stream);
+  std::vector<float> got(static_cast<std::size_t>(s.n));
+  runtime::check_cuda(cudaMemcpyAsync(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
+                      "cudaMemcpyAsync(gathered samples)");
+  runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(gathered samples)");
+  double num = 0, den = 0;
+  for (int i = 0; i < s.n; ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    const double d = double(got[i]) - s.reference[i];
+    num += d * d;
+    den += double(s.reference[i]) * s.reference[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Byte extent of an operand (from its strides), for the scratch output.
+std::size_t extent_bytes(const Operand& o, int64_t batch) {
+  const int64_t last = (batch - 1) * o.batch_stride + (o.rows - 1) * o.row_stride + (o.cols - 1) * o.col_stride;
+  return static_cast<std::size_t>(last + 1) * itemsize(o.dtype);
+}
+
+
+}  // namespace
+
+Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choices::ChoicePtr>& cands) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  Tuned result;
+
+  // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
+  //    that candidate.
+  std::vector<std::string> failure(cands.size());
+  {
+    const std::string arch = runtime::device_info(p.device).arch();
+    const std::size_t jobs = cands.size() + 2;
+    std::atomic<std::size_t> next{0};
+    const unsigned threads =
+        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(jobs)));
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i = next++; i < jobs; i = next++) {
+          try {
+            if (i == cands.size())
+              jit::compile(reference_samples_spec(p.a.dtype), arch);
+            else if (i == cands.size() + 1)
+              jit::compile(gather_samples_spec(p.out.dtype), arch);
+            else
+              cands[i]->precompile(p, p.device);
+          } catch (const std::exception& e) {
+            if (i < cands.size()) failure[i] = e.what();  // a check-kernel failure resurfaces at its load
+          }
+        }
+      });
+    for (auto& t : pool) t.join();
+  }
+  const auto t1 = clock::now();
+  result.precompile_s = std::chrono::duration<double>(t1 - t0).count();
+
+  // 2. Scratch output with the user's strides and the same alignment (never the user's memory).
+  cudaStream_t stream = o.stream;
+  const std::size_t bytes = extent_bytes(p.out, p.batch);
+  const auto user_off = reinterpret_cast<std::uintptr_t>(p.out.data) % 256;
+  DeviceMem scratch(bytes + 256);
+  GemmProblem sp = p;
+  sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
+  std::size_t ws_bytes = 0;
+  for (const auto& c : cands) ws_bytes = std::max(ws_bytes, c->workspace_bytes(p));
+  DeviceMem workspace(ws_bytes);
+  const runtime::DeviceInfo& dev = runtime::device_info(p.device);
+  const std::size_t flush_bytes = std::max<std::size_t>(2 * dev.l2_bytes, 64u << 20);
+  void* flush = flush_buffer(p.device, flush_bytes);
+  const Samples samples = make_samples(p, stream);
+  cudaEvent_t start, stop;
+  runtime::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  runtime::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+
+  // 3. Quick check, then time each survivor: flush L2, launch, median of the runs.
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const auto& c = cands[i];
+    if (!failure[i].empty()) {
+      fmt::print(stderr, "tmagemm autotune: dropped {} (precompile failed): {}\n", c->name(), failure[i]);
+      continue;
+    }
+    try {
+      runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
+      c->launch(sp, stream, o, workspace.ptr);
+      runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
+      const double err = sampled_error(sp, samples, stream);
+      if (!(err <= 1e-2)) {
+        fmt::print(stderr, "tmagemm autotune: dropped {} (wrong result: sampled relative error {:.3g})\n", c->name(),
+                   err);
+        continue;
+      }
+      std::vector<float> times;
+      const auto bench_start = clock::now();
+      while (times.size() < 5 ||
+             (times.size() < 25 && std::chrono::duration<double>(clock::now() - bench_start).count() < 0.05)) {
+        runtime::check_cuda(cudaMemsetAsync(flush, 0, flush_bytes, stream), "cudaMemsetAsync(L2 flush)");
+        runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+        c->launch(sp, stream, o, workspace.ptr);
+        runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+        runtime::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        float ms = 0;
+        runtime::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        times.push_back(ms);
+      }
+      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+      result.timings.push_back({c->name(), times[times.size() / 2]});
+      ++result.benchmarked;
+    } catch (const Error& e) {
+      cudaGetLastError();  // a non-sticky launch error; a sticky one fails the next CUDA call anyway
+      fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", c->name(), e.what());
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(result.timings.begin(), result.timings.end(),
+            [](const Timing& x, const Timing& y) { return x.ms < y.ms; });
+  result.total_s = std::chrono::duration<double>(clock::now() - t0).count();
+  if (result.timings.empty()) {
+    std::string msg = fmt::format("every candidate failed precompile or its check for {}", p.describe());
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      if (!failure[i].empty()) msg += fmt::format("\n  {}: {}", cands[i]->name(), failure[i]);
+    throw Error(ErrorCode::no_valid_choice, msg);
+  }
+  for (const auto& c : cands)
+    if (c->name() == result.timings.front().choice) result.winner = c;
+  return result;
+}
+
+void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates) {
+  std::string s = fmt::format("AUTOTUNE {}\n", p.describe());
+  s += fmt::format("  strides a ({}, {}) b ({}, {}) out ({}, {})\n", p.a.row_stride, p.a.col_stride, p.b.row_stride,
+                   p.b.col_stride, p.out.row_stride, p.out.col_stride);
+  const double best = t.timings.front().ms;
+  for (std::size_t i = 0; i < t.timings.size() && i < 10; ++i)
+    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%\n", t.timings[i].choice, t.timings[i].ms, 100.0 * best / t.timings[i].ms);
+  s += fmt::format("benchmarked {} of {} choices in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,
+                   t.total_s, t.precompile_s);
+  fmt::print(stderr, "{}", s);
+}
+
+}  // namespace tmagemm::tune
