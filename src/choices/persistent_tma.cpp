@@ -3,6 +3,7 @@
 #include "choices/persistent_tma.hpp"
 
 #include "choices/choice.hpp"
+#include "choices/epilogue_params.hpp"
 
 #include <fmt/format.h>
 
@@ -20,15 +21,6 @@
 namespace tmagemm::choices {
 
 namespace {
-
-// Mirrors kernels::EpilogueParams (kernels/epilogue.cuh).
-struct EpilogueParamsHost {
-  void* out;
-  long long row_stride;
-  long long col_stride;
-  long long batch_stride;
-  int vec2;
-};
 
 constexpr std::size_t kBarrierBytes = 8;
 
@@ -238,15 +230,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                          2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64, "cuTensorMapEncodeTiled(out)");
 
-  EpilogueParamsHost ep{};
-  ep.out = const_cast<void*>(p.out.data);
-  ep.row_stride = p.out.row_stride;
-  ep.col_stride = p.out.col_stride;
-  ep.batch_stride = p.out.batch_stride;
-  const std::size_t out_elem = itemsize(p.out.dtype);
-  const auto addr = reinterpret_cast<std::uintptr_t>(p.out.data);
-  ep.vec2 = p.out.col_stride == 1 && p.out.row_stride % 2 == 0 && p.out.batch_stride % 2 == 0 &&
-            addr % (2 * out_elem) == 0;
+  EpilogueParamsHost ep = epilogue_params(p);
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m;

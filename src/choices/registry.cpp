@@ -2,6 +2,7 @@
 #include "choices/registry.hpp"
 
 #include "choices/choice.hpp"
+#include "choices/fallback.hpp"
 #include "choices/persistent_tma.hpp"
 
 namespace tmagemm::choices {
@@ -13,6 +14,7 @@ const std::vector<Backend>& backends() {
 
 std::vector<jit::KernelSpec> all_kernel_specs() {
   std::vector<jit::KernelSpec> specs = persistent_tma_all_specs();
+  for (auto& s : fallback_all_specs()) specs.push_back(std::move(s));
   if (specs.empty()) specs.push_back(jit::probe_spec());
   return specs;
 }

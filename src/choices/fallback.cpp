@@ -1,0 +1,166 @@
+// fallback.cpp — host side of the fallback backend: config table, can_implement, KernelSpec rendering, launch.
+#include "choices/fallback.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "choices/epilogue_params.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+
+namespace tmagemm::choices {
+
+namespace {
+
+// Mirrors kernels::FallbackParams (kernels/gemm_fallback.cuh).
+struct FallbackParamsHost {
+  const void* a;
+  const void* b;
+  long long a_rs, a_cs, a_bs;
+  long long b_rs, b_cs, b_bs;
+  int M, N, K;
+};
+
+int out_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : d == DType::f32 ? 2 : -1; }
+
+}  // namespace
+
+std::string FallbackConfig::name() const {
+  return fmt::format("fallback_{}x{}x{}_w{}x{}", bm, bn, bk, warps_m, warps_n);
+}
+
+const std::vector<FallbackConfig>& fallback_configs() {
+  static const std::vector<FallbackConfig> table = {
+      {128, 128, 32, 2, 4},
+      {64, 64, 32, 2, 2},
+  };
+  return table;
+}
+
+int fallback_a_mode(const Operand& a) { return a.col_stride == 1 ? 0 : a.row_stride == 1 ? 1 : 2; }
+int fallback_b_mode(const Operand& b) { return b.row_stride == 1 ? 0 : b.col_stride == 1 ? 1 : 2; }
+
+std::string fallback_can_implement(const GemmProblem& p, const FallbackConfig& c) {
+  if (p.op != Op::mm && p.op != Op::bmm)
+    return fmt::format("op {} is not handled by the fallback template yet", to_string(p.op));
+  if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
+    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                       to_string(p.b.dtype));
+  if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
+  const int64_t limit = int64_t{1} << 31;
+  if (p.m >= limit || p.n >= limit || p.k >= limit) return "an extent is 2^31 or more";
+  if ((p.m + c.bm - 1) / c.bm > 65535) return fmt::format("more than 65535 row tiles of {}", c.bm);
+  if (p.batch > 65535) return "batch above 65535 (grid z limit)";
+  for (const auto* o : {&p.a, &p.b})
+    if (reinterpret_cast<std::uintptr_t>(o->data) % 2 != 0) return "an input base address is not 2-byte aligned";
+  if (reinterpret_cast<std::uintptr_t>(p.out.data) % itemsize(p.out.dtype) != 0)
+    return "the output base address is not aligned to its element size";
+  return {};
+}
+
+namespace {
+
+jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode, int bmode) {
+  static const char* out_names[] = {"bf16", "f16", "f32"};
+  jit::KernelSpec s;
+  s.name = fmt::format("{}_{}_a{}b{}_{}", c.name(), f16 ? "f16" : "bf16", amode, bmode, out_names[out]);
+  s.header = "gemm_fallback.cuh";
+  s.extra_source = fmt::format(
+      "struct TmagemmFallbackConfig {{\n"
+      "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kWarpsM = {}, kWarpsN = {};\n"
+      "  static constexpr bool kF16 = {};\n"
+      "  static constexpr int kOut = {}, kAMode = {}, kBMode = {};\n"
+      "}};\n",
+      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode);
+  s.kernel = "tmagemm::kernels::gemm_fallback<TmagemmFallbackConfig>";
+  return s;
+}
+
+}  // namespace
+
+jit::KernelSpec fallback_spec(const GemmProblem& p, const FallbackConfig& c) {
+  return make_spec(c, p.a.dtype == DType::f16, out_code(p.out.dtype), fallback_a_mode(p.a), fallback_b_mode(p.b));
+}
+
+std::vector<jit::KernelSpec> fallback_all_specs() {
+  std::vector<jit::KernelSpec> specs;
+  for (const auto& c : fallback_configs())
+    for (bool f16 : {false, true})
+      for (int out : {0, 1, 2})
+        for (int am : {0, 1, 2})
+          for (int bm : {0, 1, 2}) specs.push_back(make_spec(c, f16, out, am, bm));
+  return specs;
+}
+
+void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream) {
+  using Key = std::tuple<const FallbackConfig*, DType, DType, int, int, int>;
+  static std::mutex mutex;
+  static std::map<Key, CUfunction> loaded;
+  const Key key{&c, p.a.dtype, p.out.dtype, fallback_a_mode(p.a), fallback_b_mode(p.b), p.device};
+  CUfunction fn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = loaded.find(key); it != loaded.end()) fn = it->second;
+  }
+  if (!fn) {
+    fn = jit::load(fallback_spec(p, c), p.device, 0);
+    std::lock_guard<std::mutex> lock(mutex);
+    loaded.emplace(key, fn);
+  }
+  FallbackParamsHost fp{p.a.data,          p.b.data,         p.a.row_stride,         p.a.col_stride,
+                        p.a.batch_stride,  p.b.row_stride,   p.b.col_stride,         p.b.batch_stride,
+                        static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)};
+  EpilogueParamsHost ep = epilogue_params(p);
+  void* params[] = {&fp, &ep};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((p.n + c.bn - 1) / c.bn);
+  cfg.gridDimY = static_cast<unsigned>((p.m + c.bm - 1) / c.bm);
+  cfg.gridDimZ = static_cast<unsigned>(p.batch);
+  cfg.blockDimX = static_cast<unsigned>(c.threads());
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(fallback)");
+}
+
+namespace {
+
+class FallbackChoice final : public Choice {
+ public:
+  explicit FallbackChoice(const FallbackConfig& c) : config_(c), name_(c.name()) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "fallback"; }
+  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
+    if (d.cc_major < 8) return fmt::format("needs sm_80 or newer (mma.sync bf16); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
+    return fallback_can_implement(p, config_);
+  }
+  void precompile(const GemmProblem& p, int device) const override {
+    jit::compile(fallback_spec(p, config_), runtime::device_info(device).arch());
+  }
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
+    fallback_launch(p, config_, stream);
+  }
+
+ private:
+  const FallbackConfig& config_;
+  std::string name_;
+};
+
+}  // namespace
+
+Backend fallback_backend() {
+  return Backend{"fallback", [](const Options& o) { return o.fallback; },
+                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+                   static const std::vector<ChoicePtr> all = [] {
+                     std::vector<ChoicePtr> v;
+                     for (const auto& c : fallback_configs()) v.push_back(std::make_shared<FallbackChoice>(c));
+                     return v;
+                   }();
+                   return all;
+                 }};
+}
+
+}  // namespace tmagemm::choices

@@ -1,0 +1,35 @@
+// fallback.hpp — the fallback backend (device side: kernels/gemm_fallback.cuh): a tiled mma.sync kernel for any
+// strides and 2-byte-aligned bases, i.e. everything TMA cannot address.
+//
+// State: written and compiled (compile-check covers every variant) but NOT yet registered in backends(): it
+// joins the tuner once its GPU tests (tests/gpu/choices/fallback_test.cpp) have passed on a GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "choices/choice.hpp"
+#include "jit/jit.hpp"
+
+namespace tmagemm::choices {
+
+struct FallbackConfig {
+  int bm, bn, bk, warps_m, warps_n;
+  std::string name() const;  // e.g. "fallback_128x128x32_w2x4"
+  int threads() const { return 32 * warps_m * warps_n; }
+};
+
+const std::vector<FallbackConfig>& fallback_configs();
+
+// Empty when the config can run the problem; else the reason.
+std::string fallback_can_implement(const GemmProblem& problem, const FallbackConfig& config);
+
+// How an operand is read: 0 = unit stride along K, 1 = unit stride along M (A) or N (B), 2 = neither.
+int fallback_a_mode(const Operand& a);
+int fallback_b_mode(const Operand& b);
+
+jit::KernelSpec fallback_spec(const GemmProblem& problem, const FallbackConfig& config);
+std::vector<jit::KernelSpec> fallback_all_specs();
+
+void fallback_launch(const GemmProblem& problem, const FallbackConfig& config, cudaStream_t stream);
+
+}  // namespace tmagemm::choices

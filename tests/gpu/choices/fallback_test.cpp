@@ -1,0 +1,174 @@
+// fallback_test.cpp — the fallback template on inputs TMA cannot take: (21x11)@(11x31) f16 in every layout,
+// bases offset by one element, leading dimensions that are not multiples of 8, views with no unit stride,
+// K = 1, a 1..67 size sweep, f32 output, and strided outputs whose padding must stay untouched. The backend is
+// not in the tuner yet, so each test runs every fallback config directly through its Choice.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "choices/fallback.hpp"
+#include "gpu/gpu_util.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+// A view into `storage` (a dense row-major buffer of 16-bit or f32 elements) starting `offset` elements in.
+TensorView view_of(const Matrix& storage, int64_t offset, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  TensorView v;
+  v.data = static_cast<char*>(storage.dev->ptr) + offset * static_cast<int64_t>(storage.elem());
+  v.dtype = storage.dtype;
+  v.rank = 2;
+  v.sizes[0] = rows;
+  v.sizes[1] = cols;
+  v.strides[0] = rs;
+  v.strides[1] = cs;
+  return v;
+}
+
+// Reference (fp32 accumulation) for arbitrary 2-D views.
+std::vector<float> reference_views(const TensorView& a, const TensorView& b) {
+  const int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+  const int in = a.dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec spec;
+  spec.name = fmt::format("reference_gemm_{}", in);
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::reference_gemm<{}>", in);
+  CUfunction fn = jit::load(spec, 0, 0);
+  DeviceBuffer out(static_cast<std::size_t>(std::max<int64_t>(M * N, 1)) * 4);
+  const void* pa = a.data;
+  const void* pb = b.data;
+  void* po = out.ptr;
+  int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K), bt = 1;
+  long long ars = a.strides[0], acs = a.strides[1], abs_ = 0, brs = b.strides[0], bcs = b.strides[1], bbs = 0;
+  void* params[] = {&pa, &pb, &po, &m, &n, &k, &bt, &ars, &acs, &abs_, &brs, &bcs, &bbs};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((M * N + 255) / 256);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "reference launch");
+  std::vector<float> host(static_cast<std::size_t>(M * N));
+  cuda_ok(cudaMemcpy(host.data(), out.ptr, host.size() * 4, cudaMemcpyDeviceToHost), "reference download");
+  return host;
+}
+
+// Runs every fallback config on the views and checks values, NaNs and that nothing outside `out` changed.
+void check_all_configs(const TensorView& a, const TensorView& b, Matrix& out_storage, const TensorView& out) {
+  const GemmProblem p = make_mm_problem(a, b, out);
+  const auto ref = reference_views(a, b);
+  const auto& dev = runtime::device_info(0);
+  for (const auto& choice : choices::fallback_backend().enumerate(p, dev, Options::defaults_only())) {
+    SCOPED_TRACE(choice->name());
+    ASSERT_EQ(choice->can_implement(p, dev), "");
+    out_storage.upload();  // poison (the storage was made with random = false)
+    choice->launch(p, nullptr, Options::defaults_only(), nullptr);
+    cuda_ok(cudaDeviceSynchronize(), "fallback");
+    std::vector<uint8_t> host(out_storage.host.size());
+    cuda_ok(cudaMemcpy(host.data(), out_storage.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
+    const std::size_t es = out_storage.elem();
+    const auto base = static_cast<const char*>(out.data) - static_cast<const char*>(out_storage.dev->ptr);
+    std::vector<uint8_t> inside(host.size() / es, 0);
+    double num = 0, den = 0;
+    int64_t bad = 0;
+    for (int64_t r = 0; r < out.sizes[0]; ++r)
+      for (int64_t c = 0; c < out.sizes[1]; ++c) {
+        const int64_t e = base / static_cast<int64_t>(es) + r * out.strides[0] + c * out.strides[1];
+        inside[e] = 1;
+        float v;
+        if (out.dtype == DType::f32) {
+          std::memcpy(&v, host.data() + e * 4, 4);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, host.data() + e * 2, 2);
+          v = out.dtype == DType::bf16 ? bf16_to_float(h) : f16_to_float(h);
+        }
+        const double x = ref[r * out.sizes[1] + c];
+        if (!std::isfinite(v)) {
+          ++bad;
+          continue;
+        }
+        num += (v - x) * (v - x);
+        den += x * x;
+      }
+    EXPECT_EQ(bad, 0);
+    EXPECT_LE(std::sqrt(num / std::max(den, 1e-30)), 1e-2);
+    int64_t touched = 0;
+    for (std::size_t i = 0; i < inside.size(); ++i)
+      if (!inside[i] && std::memcmp(host.data() + i * es, out_storage.host.data() + i * es, es) != 0) ++touched;
+    EXPECT_EQ(touched, 0) << "elements outside the output view changed";
+  }
+}
+
+class Fallback : public ::testing::Test {
+ protected:
+  void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
+  std::mt19937 rng{2026};
+  // Dense storage (rows x cols, row-major, exact ld) with random values or the NaN poison.
+  Matrix storage(DType d, int64_t rows, int64_t cols, bool random) {
+    return make_matrix(d, rows, cols, false, 1, rng, random);
+  }
+};
+
+TEST_F(Fallback, Case21x11x31F16AllLayouts) {
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool a_col = layout & 1, b_col = layout & 2;
+    Matrix sa = storage(DType::f16, a_col ? 11 : 21, a_col ? 21 : 11, true);
+    Matrix sb = storage(DType::f16, b_col ? 31 : 11, b_col ? 11 : 31, true);
+    Matrix so = storage(DType::f16, 21, 31, false);
+    const TensorView a = a_col ? view_of(sa, 0, 21, 11, 1, 21) : view_of(sa, 0, 21, 11, 11, 1);
+    const TensorView b = b_col ? view_of(sb, 0, 11, 31, 1, 11) : view_of(sb, 0, 11, 31, 31, 1);
+    check_all_configs(a, b, so, view_of(so, 0, 21, 31, 31, 1));
+  }
+}
+
+TEST_F(Fallback, BasesOffsetByOneElementAndOddLeadingDimensions) {
+  const int64_t M = 77, N = 45, K = 53;
+  Matrix sa = storage(DType::bf16, M + 1, K + 3, true);
+  Matrix sb = storage(DType::bf16, K + 1, N + 5, true);
+  Matrix so = storage(DType::bf16, M + 1, N + 7, false);
+  check_all_configs(view_of(sa, 1, M, K, K + 3, 1), view_of(sb, 1, K, N, N + 5, 1), so,
+                    view_of(so, 1, M, N, N + 7, 1));
+}
+
+TEST_F(Fallback, NoUnitStrideViews) {
+  // Every other column of a bigger matrix, and a transposed slice: neither operand has a unit stride.
+  const int64_t M = 40, N = 36, K = 29;
+  Matrix sa = storage(DType::bf16, M, 2 * K + 1, true);
+  Matrix sb = storage(DType::bf16, 2 * N, 3 * K, true);
+  Matrix so = storage(DType::f32, 2 * M, 2 * N, false);
+  const TensorView a = view_of(sa, 1, M, K, 2 * K + 1, 2);
+  const TensorView b = view_of(sb, 0, K, N, 3, 2 * 3 * K);  // (k, n) at 3k + 6K n
+  check_all_configs(a, b, so, view_of(so, 0, M, N, 2 * 2 * N, 2));
+}
+
+TEST_F(Fallback, KOneAndOutputTypes) {
+  for (DType out_t : {DType::bf16, DType::f16, DType::f32}) {
+    const DType in = out_t == DType::f16 ? DType::f16 : DType::bf16;
+    Matrix sa = storage(in, 33, 1, true);
+    Matrix sb = storage(in, 1, 65, true);
+    Matrix so = storage(out_t, 33, 67, false);
+    check_all_configs(view_of(sa, 0, 33, 1, 1, 1), view_of(sb, 0, 1, 65, 65, 1), so, view_of(so, 0, 33, 65, 67, 1));
+  }
+}
+
+TEST_F(Fallback, SizeSweep1To67) {
+  for (int64_t s = 1; s <= 67; ++s) {
+    const int64_t M = s, N = 68 - s, K = s % 13 + 1;
+    Matrix sa = storage(DType::bf16, K, M, true);  // A column-major (M contiguous)
+    Matrix sb = storage(DType::bf16, K, N, true);  // B row-major
+    Matrix so = storage(DType::bf16, M, N + 1, false);
+    check_all_configs(view_of(sa, 0, M, K, 1, M), view_of(sb, 0, K, N, N, 1), so, view_of(so, 0, M, N, N + 1, 1));
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(Fallback, LargerRaggedShapeAgainstReference) {
+  const int64_t M = 1000, N = 997, K = 1023;  // odd leading dimensions everywhere
+  Matrix sa = storage(DType::bf16, M, K, true);
+  Matrix sb = storage(DType::bf16, N, K, true);  // B column-major (K contiguous), ld K
+  Matrix so = storage(DType::bf16, M, N, false);
+  check_all_configs(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, 1, K), so, view_of(so, 0, M, N, N, 1));
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
