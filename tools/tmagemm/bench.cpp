@@ -172,7 +172,8 @@ std::string short_message(const std::string& s, std::size_t max = 300) {
 }
 
 // Benchmarks one mm shape. Throws only for failures that leave nothing to record (e.g. out of memory).
-Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
+// The identifying fields of a result row (shape, layout, op, epilogue), before anything is measured.
+Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row;
   row.op = suite.op;
   row.dtype = to_string(dtype);
@@ -184,6 +185,11 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   row.n = shape.n;
   row.k = shape.k;
   row.bandwidth = suite.report_bandwidth;
+  return row;
+}
+
+Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
+  Row row = row_for(suite, shape, dtype);
   row.itemsize = itemsize(dtype);
   const Layout layout = parse_layout(shape.layout);
   const int64_t M = shape.m, N = shape.n, K = shape.k;
@@ -445,17 +451,9 @@ int run_bench(const BenchOptions& opt) {
       try {
         row = bench_mm(ctx, suite, shape, dtype);
       } catch (const std::exception& e) {
-        row.op = suite.op;
-        row.dtype = opt.dtype;
-        row.layout = shape.layout;
-        row.epilogue = suite.epilogue;
-        row.batch = shape.batch;
-        row.m = shape.m;
-        row.n = shape.n;
-        row.k = shape.k;
+        row = row_for(suite, shape, dtype);
         row.status = "error";
         row.error = e.what();
-        row.bandwidth = suite.report_bandwidth;
         cudaGetLastError();
         if (cudaDeviceSynchronize() != cudaSuccess) context_broken = true;  // sticky error: stop here
       }

@@ -34,6 +34,8 @@ using namespace tmagemm;
 
 using tmagemm::test_support::EnvGuard;
 using tmagemm::test_support::TempDir;
+using tmagemm::test_support::read_all;
+using tmagemm::test_support::write_all;
 
 namespace {
 
@@ -42,16 +44,6 @@ constexpr const char* kHelperEnv = "TMAGEMM_JIT_TEST_HELPER";
 
 bool is_elf(const std::vector<char>& image) {
   return image.size() > 4 && image[0] == 0x7f && image[1] == 'E' && image[2] == 'L' && image[3] == 'F';
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // The probe compiled once per process into its own cache directory: the first real compile of the run.

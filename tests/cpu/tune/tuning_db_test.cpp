@@ -34,18 +34,10 @@ using tmagemm::tune::TuningRecord;
 
 using tmagemm::test_support::EnvGuard;
 using tmagemm::test_support::TempDir;
+using tmagemm::test_support::read_all;
+using tmagemm::test_support::write_all;
 
 namespace {
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 // The files next to `db` whose names start with "<db name>.corrupt-".
 std::vector<fs::path> corrupt_copies(const fs::path& db) {
