@@ -51,6 +51,6 @@ const std::vector<Backend>& backends();
 // Backends register here (each src/choices/<backend>.cpp defines one).
 Backend persistent_tma_backend();
 Backend cublaslt_backend();
-Backend fallback_backend();  // not in backends() until validated on a GPU (see fallback.hpp)
+Backend fallback_backend();
 
 }  // namespace tmagemm::choices

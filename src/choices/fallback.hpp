@@ -1,8 +1,7 @@
 // fallback.hpp — the fallback backend (device side: kernels/gemm_fallback.cuh): a tiled mma.sync kernel for any
 // strides and 2-byte-aligned bases, i.e. everything TMA cannot address.
-//
-// State: written and compiled (compile-check covers every variant) but NOT yet registered in backends(): it
-// joins the tuner once its GPU tests (tests/gpu/choices/fallback_test.cpp) have passed on a GPU.
+// A regular backend of the tuner (registry.cpp): the only one of ours for inputs TMA refuses, and a
+// competitor elsewhere (small or skinny shapes).
 #pragma once
 #include <string>
 #include <vector>

@@ -8,7 +8,7 @@
 namespace tmagemm::choices {
 
 const std::vector<Backend>& backends() {
-  static const std::vector<Backend> all = {persistent_tma_backend(), cublaslt_backend()};
+  static const std::vector<Backend> all = {persistent_tma_backend(), cublaslt_backend(), fallback_backend()};
   return all;
 }
 

@@ -195,8 +195,13 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   const int64_t M = shape.m, N = shape.n, K = shape.k;
   const std::size_t es = itemsize(dtype);
 
-  // Inputs: random normal values on the host, copied to the device.
-  std::vector<std::uint16_t> ha(static_cast<std::size_t>(M * K)), hb(static_cast<std::size_t>(K * N));
+  // Inputs: random normal values on the host, copied to the device. A may be a column slice of a wider
+  // row-major buffer (lda = K + a_pad, base a_offset elements in): the misaligned suite.
+  if ((shape.a_pad != 0 || shape.a_offset != 0) && (layout.a_col || shape.a_offset + K > K + shape.a_pad))
+    throw std::invalid_argument("a sliced A must be row-major and fit in its buffer");
+  const int64_t lda = layout.a_col ? M : K + shape.a_pad;
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(layout.a_col ? M * K : M * lda)),
+      hb(static_cast<std::size_t>(K * N));
   fill_cycled(ha, ctx.pool, 0);
   fill_cycled(hb, ctx.pool, kPoolSize / 2);
   DeviceBuffer da(ha.size() * es), db(hb.size() * es);
@@ -207,7 +212,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   cuda_check(cudaMemset(dc_ours.get(), 0xff, dc_ours.bytes()), "cudaMemset(out)");
   cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
 
-  const TensorView a = matrix_view(da.get(), dtype, M, K, layout.a_col, ctx.device);
+  void* a_base = static_cast<char*>(da.get()) + shape.a_offset * static_cast<int64_t>(es);
+  const TensorView a = layout.a_col ? matrix_view(da.get(), dtype, M, K, true, ctx.device)
+                                    : TensorView::strided(a_base, dtype, {M, K}, {lda, 1}, ctx.device);
   const TensorView b = matrix_view(db.get(), dtype, K, N, layout.b_col, ctx.device);
   const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
 
@@ -236,14 +243,14 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   std::string base_problem;
   try {
     lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
-                                          kBaselineAlgos);
+                                          kBaselineAlgos, lda, a_base, db.get(), dc_base.get());
     double best = INFINITY;
     for (int i = 0; i < lt->algo_count(); ++i) {
       try {
-        lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream);
+        lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream);
         std::vector<float> t;
         for (int r = 0; r < kAlgoTrialRuns; ++r)
-          t.push_back(timed_run(ctx, [&] { lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream); }));
+          t.push_back(timed_run(ctx, [&] { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); }));
         if (median(t) < best) {
           best = median(t);
           row.baseline_algo = i;
@@ -254,7 +261,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     }
     if (row.baseline_algo < 0) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
     cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
-    base = [&, algo = row.baseline_algo] { lt->run(algo, da.get(), db.get(), dc_base.get(), ctx.stream); };
+    base = [&, algo = row.baseline_algo] { lt->run(algo, a_base, db.get(), dc_base.get(), ctx.stream); };
     base();
     cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
   } catch (const std::exception& e) {
@@ -281,7 +288,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   for (auto [i, j] : samples) {
     double acc = 0;
     for (int64_t kk = 0; kk < K; ++kk) {
-      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * M : i * K + kk)];
+      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk)];
       const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * N + j)];
       acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
     }

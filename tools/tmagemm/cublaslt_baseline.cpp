@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace tmagemm::cli {
 
@@ -35,7 +36,8 @@ cublasLtHandle_t cublaslt_handle() {
 }
 
 CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
-                               std::size_t workspace_bytes, int max_algos)
+                               std::size_t workspace_bytes, int max_algos, int64_t lda, const void* a,
+                               const void* b, const void* c)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const cudaDataType_t type = cuda_type(dtype);
   lt_check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -55,10 +57,11 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
     lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(k), u(n), k), "layout A (our B, column-major)");
   else
     lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(n), u(k), n), "layout A (our B, row-major)");
+  if (lda == 0) lda = layout.a_col ? m : k;
   if (layout.a_col)
-    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(m), u(k), m), "layout B (our A, column-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(m), u(k), lda), "layout B (our A, column-major)");
   else
-    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(k), u(m), k), "layout B (our A, row-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(k), u(m), lda), "layout B (our A, row-major)");
   lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), n), "layout C");
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -66,6 +69,21 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   uint64_t ws = workspace_bytes_;
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  // NOTE: the heuristic assumes 256-byte-aligned matrices unless told otherwise; an algorithm picked under
+  // that assumption refuses (or misreads) a less aligned pointer or leading dimension.
+  const std::size_t es = itemsize(dtype);
+  const int64_t ldb = layout.b_col ? k : n;
+  auto align = [](const void* p, int64_t ld_bytes) {
+    uint64_t x = reinterpret_cast<std::uintptr_t>(p) | static_cast<uint64_t>(ld_bytes) | 256u;
+    return static_cast<uint32_t>(x & (~x + 1));  // lowest set bit, at most 256
+  };
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(b, ldb * static_cast<int64_t>(es))},  // our B
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(a, lda * static_cast<int64_t>(es))},  // our A
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, n * static_cast<int64_t>(es))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, n * static_cast<int64_t>(es))}};
+  for (const auto& [attr, bytes] : alignments)
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
   algos_.resize(static_cast<std::size_t>(max_algos));
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS)

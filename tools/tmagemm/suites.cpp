@@ -40,6 +40,14 @@ std::vector<Suite> make_suites() {
     for (const auto& x : nk) decode.shapes.push_back({1, m, x[0], x[1], "rr", "decode"});
   s.push_back(decode);
 
+  // misaligned: three llm shapes that TMA cannot take (rows or base not 16-byte aligned), so the fallback
+  // template and cuBLASLt are the only choices. bf16, A and B row-major.
+  Suite misaligned{"misaligned", "mm", "bf16", {}};
+  misaligned.shapes.push_back({1, 4096, 14336, 4095, "rr", "K odd (Llama-3-8B MLP up, K - 1)"});
+  misaligned.shapes.push_back({1, 4096, 4095, 14336, "rr", "N odd (Llama-3-8B MLP down, N - 1)"});
+  misaligned.shapes.push_back({1, 4096, 6144, 4096, "rr", "A = buffer[:, 1:4097] of a 4096 x 4104 buffer (QKV)", 8, 1});
+  s.push_back(misaligned);
+
   // fp8 (scaled_mm, e4m3 in, bf16 out, tensorwise and rowwise scales): A row-major, B column-major.
   Suite fp8{"fp8", "scaled_mm", "e4m3", {}};
   fp8.implemented = false;

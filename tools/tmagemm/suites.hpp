@@ -10,6 +10,9 @@ struct BenchShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   std::string layout;    // "rr", "rc", ...: A then B, r = row-major, c = column-major
   std::string note;      // where the shape comes from (printed, not stored)
+  // A as a column slice of a wider row-major buffer: A(m, k) sits at buffer[m * (K + a_pad) + a_offset + k].
+  // Only for a row-major A; 0 / 0 is a dense A.
+  int64_t a_pad = 0, a_offset = 0;
 };
 
 struct Suite {

@@ -139,6 +139,7 @@ TEST_F(Tuner, NoValidChoiceListsEveryReason) {
   Options o = Options::defaults_only();
   o.persistent_tma = false;
   o.cublaslt = false;
+  o.fallback = false;
   o.tuning = Tuning::heuristic;
   try {
     choose(problem(256, 256, 256), o, h200());
@@ -151,6 +152,26 @@ TEST_F(Tuner, NoValidChoiceListsEveryReason) {
         << msg;
     EXPECT_NE(msg.find("cublaslt"), std::string::npos) << msg;
   }
+}
+
+TEST_F(Tuner, FallbackTakesWhatTmaCannot) {
+  // (21 x 11) @ (11 x 31) f16: rows of 22 and 62 bytes, not 16-byte multiples. With cuBLASLt off, the fallback
+  // is the only applicable backend; the persistent-TMA choices say which operand breaks which rule.
+  GemmProblem p = problem(21, 31, 11);
+  for (Operand* o : {&p.a, &p.b, &p.out}) o->dtype = DType::f16;
+  Options o = Options::defaults_only();
+  o.cublaslt = false;
+  o.tuning = Tuning::heuristic;
+  const auto chosen = choose(p, o, h200());
+  ASSERT_TRUE(chosen);
+  EXPECT_STREQ(chosen->backend(), "fallback");
+  bool tma_reason = false;
+  for (const auto& c : enumerate(p, o, h200()))
+    if (std::string(c.choice->backend()) == "persistent_tma") {
+      EXPECT_FALSE(c.reason.empty()) << c.choice->name();
+      tma_reason = tma_reason || (c.reason.find("a: ") != std::string::npos && c.reason.find("16") != std::string::npos);
+    }
+  EXPECT_TRUE(tma_reason);
 }
 
 TEST_F(Tuner, HeuristicModePicksWithoutAGpu) {

@@ -1,7 +1,7 @@
 // fallback_test.cpp — the fallback template on inputs TMA cannot take: (21x11)@(11x31) f16 in every layout,
 // bases offset by one element, leading dimensions that are not multiples of 8, views with no unit stride,
-// K = 1, a 1..67 size sweep, f32 output, and strided outputs whose padding must stay untouched. The backend is
-// not in the tuner yet, so each test runs every fallback config directly through its Choice.
+// K = 1, a 1..67 size sweep, f32 output, and strided outputs whose padding must stay untouched. Each test runs
+// every fallback config directly through its Choice (tests/gpu/dispatch covers the way through mm()).
 #include <gtest/gtest.h>
 
 #include <random>
