@@ -13,6 +13,15 @@ __device__ inline void ldmatrix_x4(cuda::std::uint32_t smem_addr, cuda::std::uin
                : "r"(smem_addr));
 }
 
+// The same with each 8x8 matrix transposed on the way (rows in shared memory become columns of the fragment):
+// loads an operand whose rows in shared memory run along M (A) or N (B) instead of K.
+__device__ inline void ldmatrix_x4_trans(cuda::std::uint32_t smem_addr, cuda::std::uint32_t& r0,
+                                         cuda::std::uint32_t& r1, cuda::std::uint32_t& r2, cuda::std::uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(smem_addr));
+}
+
 // D = A(16x16, row) * B(16x8, col) + D, f32 accumulators; F16 selects f16 inputs, else bf16.
 template <bool F16>
 __device__ inline void mma_m16n8k16(float (&d)[4], const cuda::std::uint32_t (&a)[4], cuda::std::uint32_t b0,

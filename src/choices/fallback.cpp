@@ -32,9 +32,20 @@ std::string FallbackConfig::name() const {
   return fmt::format("fallback_{}x{}x{}_w{}x{}", bm, bn, bk, warps_m, warps_n);
 }
 
+std::size_t FallbackConfig::smem_bytes(int a_mode, int b_mode) const {
+  constexpr int kPad = 8;  // kernels/gemm_fallback.cuh kFallbackPad
+  auto tile = [&](int rows, int mode) { return static_cast<std::size_t>(mode == 1 ? bk * (rows + kPad) : rows * (bk + kPad)); };
+  return 2 * 2 * (tile(bm, a_mode) + tile(bn, b_mode));
+}
+
+// Block M/N/K and warps (rows x columns of warps). Warp tiles: 64x32, 64x32 (deeper K slab: more loads in
+// flight per barrier), 64x64, 32x64, 32x32.
 const std::vector<FallbackConfig>& fallback_configs() {
   static const std::vector<FallbackConfig> table = {
       {128, 128, 32, 2, 4},
+      {128, 128, 64, 2, 4},
+      {128, 256, 32, 2, 4},
+      {64, 128, 32, 2, 2},
       {64, 64, 32, 2, 2},
   };
   return table;
@@ -53,7 +64,8 @@ std::string fallback_can_implement(const GemmProblem& p, const FallbackConfig& c
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
   const int64_t limit = int64_t{1} << 31;
   if (p.m >= limit || p.n >= limit || p.k >= limit) return "an extent is 2^31 or more";
-  if ((p.m + c.bm - 1) / c.bm > 65535) return fmt::format("more than 65535 row tiles of {}", c.bm);
+  if (((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn) >= limit)
+    return fmt::format("2^31 or more tiles of {}x{}", c.bm, c.bn);
   if (p.batch > 65535) return "batch above 65535 (grid z limit)";
   for (const auto* o : {&p.a, &p.b})
     if (reinterpret_cast<std::uintptr_t>(o->data) % 2 != 0) return "an input base address is not 2-byte aligned";
@@ -100,14 +112,16 @@ void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t
   using Key = std::tuple<const FallbackConfig*, DType, DType, int, int, int>;
   static std::mutex mutex;
   static std::map<Key, CUfunction> loaded;
-  const Key key{&c, p.a.dtype, p.out.dtype, fallback_a_mode(p.a), fallback_b_mode(p.b), p.device};
+  const int am = fallback_a_mode(p.a), bm = fallback_b_mode(p.b);
+  const std::size_t smem = c.smem_bytes(am, bm);
+  const Key key{&c, p.a.dtype, p.out.dtype, am, bm, p.device};
   CUfunction fn = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = loaded.find(key); it != loaded.end()) fn = it->second;
   }
   if (!fn) {
-    fn = jit::load(fallback_spec(p, c), p.device, 0);
+    fn = jit::load(fallback_spec(p, c), p.device, smem);
     std::lock_guard<std::mutex> lock(mutex);
     loaded.emplace(key, fn);
   }
@@ -117,9 +131,10 @@ void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t
   EpilogueParamsHost ep = epilogue_params(p);
   void* params[] = {&fp, &ep};
   CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>((p.n + c.bn - 1) / c.bn);
-  cfg.gridDimY = static_cast<unsigned>((p.m + c.bm - 1) / c.bm);
+  cfg.gridDimX = static_cast<unsigned>(((p.n + c.bn - 1) / c.bn) * ((p.m + c.bm - 1) / c.bm));  // grouped raster
+  cfg.gridDimY = 1;
   cfg.gridDimZ = static_cast<unsigned>(p.batch);
+  cfg.sharedMemBytes = static_cast<unsigned>(smem);
   cfg.blockDimX = static_cast<unsigned>(c.threads());
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = reinterpret_cast<CUstream>(stream);
@@ -135,7 +150,11 @@ class FallbackChoice final : public Choice {
   const char* backend() const override { return "fallback"; }
   std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
     if (d.cc_major < 8) return fmt::format("needs sm_80 or newer (mma.sync bf16); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
-    return fallback_can_implement(p, config_);
+    if (auto r = fallback_can_implement(p, config_); !r.empty()) return r;
+    const std::size_t smem = config_.smem_bytes(fallback_a_mode(p.a), fallback_b_mode(p.b));
+    if (smem > d.smem_per_block_optin)
+      return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
+    return {};
   }
   void precompile(const GemmProblem& p, int device) const override {
     jit::compile(fallback_spec(p, config_), runtime::device_info(device).arch());

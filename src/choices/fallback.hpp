@@ -3,6 +3,7 @@
 // A regular backend of the tuner (registry.cpp): the only one of ours for inputs TMA refuses, and a
 // competitor elsewhere (small or skinny shapes).
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct FallbackConfig {
   int bm, bn, bk, warps_m, warps_n;
   std::string name() const;  // e.g. "fallback_128x128x32_w2x4"
   int threads() const { return 32 * warps_m * warps_n; }
+  // Dynamic shared memory of the kernel for these operand modes (kernels/gemm_fallback.cuh: two buffers per
+  // operand; K-contiguous tiles are [rows][bk + 8], M/N-contiguous ones [bk][rows + 8]).
+  std::size_t smem_bytes(int a_mode, int b_mode) const;
 };
 
 const std::vector<FallbackConfig>& fallback_configs();

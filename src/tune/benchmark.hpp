@@ -1,6 +1,7 @@
 // benchmark.hpp — the tuner's measuring step: precompile candidates in parallel, check each one's output at
 // sampled positions against an fp32 reference, time the survivors on scratch buffers (never the user's output;
-// inputs are read), L2 flushed before each run, median; and the AUTOTUNE log table.
+// inputs are read), L2 flushed before each run: a 3-run screen of every survivor, then interleaved rounds for
+// the finalists (within 10 % of the best screen), median; and the AUTOTUNE log table.
 #pragma once
 #include <string>
 #include <vector>

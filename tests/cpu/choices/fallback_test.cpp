@@ -58,6 +58,14 @@ TEST(FallbackHost, RefusesWithReasons) {
   EXPECT_NE(fallback_can_implement(p, c).find("addmm"), std::string::npos);
 }
 
+TEST(FallbackHost, SharedMemoryFollowsTheOperandModes) {
+  const FallbackConfig c{128, 128, 32, 2, 4};
+  // Two buffers per operand; K-contiguous tiles [128][32 + 8], N-contiguous ones [32][128 + 8]; 2 bytes each.
+  EXPECT_EQ(c.smem_bytes(0, 0), 2u * 2 * (128 * 40 + 128 * 40));
+  EXPECT_EQ(c.smem_bytes(0, 1), 2u * 2 * (128 * 40 + 32 * 136));
+  EXPECT_EQ(c.smem_bytes(2, 1), c.smem_bytes(0, 1));  // no unit stride: stored like K-contiguous
+}
+
 TEST(FallbackHost, EveryVariantOnceForCompileCheck) {
   const auto specs = fallback_all_specs();
   EXPECT_EQ(specs.size(), fallback_configs().size() * 2 /*dtype*/ * 3 /*out*/ * 3 /*a mode*/ * 3 /*b mode*/);
