@@ -177,6 +177,19 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
       }
     }
   }
+  // The fallback template (mma.sync, no TMA) measured 0.22-0.32 of cuBLASLt on every aligned `llm` shape
+  // (docs/perf-notes.md, fallback v2): where a persistent-TMA choice applies and the problem is not tiny, it
+  // cannot win, and compiling and timing it costs ~2 s of a cold tune. It stays for what TMA refuses and for
+  // small problems, where launch overheads decide.
+  bool tma_applies = false;
+  for (const auto& c : out) tma_applies = tma_applies || (c.reason.empty() && choices::persistent_tma_config_of(*c.choice));
+  const double volume = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) * p.batch;
+  if (tma_applies && volume > kFallbackMaxVolumeBesideTma)
+    for (auto& c : out)
+      if (c.reason.empty() && std::string(c.choice->backend()) == "fallback")
+        c.reason = fmt::format("set aside: persistent TMA applies and M*N*K*batch = {:.3g} > {:.3g}, where the "
+                               "fallback measured under 1/3 of cuBLASLt",
+                               volume, kFallbackMaxVolumeBesideTma);
   std::lock_guard<std::mutex> lock(g_extra_mutex);
   for (const auto& c : g_extra) consider(c, nullptr);
   return out;

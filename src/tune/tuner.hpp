@@ -21,7 +21,12 @@ struct Candidate {
   std::string reason;  // empty when the choice may run this problem
 };
 
-// Every choice of every backend for the problem, with the reason it is filtered out (if it is).
+// Above this M*N*K*batch the fallback template is set aside whenever a persistent-TMA choice applies (512³).
+inline constexpr double kFallbackMaxVolumeBesideTma = 134217728.0;
+
+// Every choice of every backend for the problem, with the reason it is filtered out (if it is). Besides each
+// choice's own can_implement: direct-store TMA configs with an applicable TMA-store twin are "dominated", and
+// the fallback is "set aside" on large problems that persistent TMA can take.
 std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options);
 std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 

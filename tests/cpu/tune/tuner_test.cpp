@@ -174,6 +174,24 @@ TEST_F(Tuner, FallbackTakesWhatTmaCannot) {
   EXPECT_TRUE(tma_reason);
 }
 
+TEST_F(Tuner, FallbackSetAsideOnLargeTmaProblemsOnly) {
+  const Options o = Options::defaults_only();
+  auto fallback_reasons = [&](const GemmProblem& p) {
+    std::vector<std::string> r;
+    for (const auto& c : enumerate(p, o, h200()))
+      if (std::string(c.choice->backend()) == "fallback") r.push_back(c.reason);
+    return r;
+  };
+  for (const auto& r : fallback_reasons(problem(4096, 4096, 4096))) EXPECT_NE(r.find("set aside"), std::string::npos) << r;
+  for (const auto& r : fallback_reasons(problem(256, 256, 256))) EXPECT_EQ(r, "");
+  GemmProblem odd = problem(4096, 4096, 4095);  // K odd: A's rows are not 16-byte multiples, TMA refuses
+  for (const auto& r : fallback_reasons(odd)) EXPECT_EQ(r, "");
+  Options no_tma = o;
+  no_tma.persistent_tma = false;
+  for (const auto& c : enumerate(problem(4096, 4096, 4096), no_tma, h200()))
+    if (std::string(c.choice->backend()) == "fallback") EXPECT_EQ(c.reason, "");
+}
+
 TEST_F(Tuner, HeuristicModePicksWithoutAGpu) {
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
