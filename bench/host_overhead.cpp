@@ -1,13 +1,19 @@
 // host_overhead.cpp — Google Benchmark of host time on the mm call path.
-//   BM_TunedMmHostTime      : a whole tuned mm call (in-memory hit): validation, the tuner's map lookup, TMA
-//                             descriptor encoding and the launch. Needs a GPU; without one it reports an error.
+//   BM_TunedMmHostTime/256/<0|1> : a whole tuned mm call (in-memory hit): validation, the tuner's map lookup, TMA
+//                             descriptors (memoised) and the launch; /0 lets the tuner pick any backend, /1
+//                             keeps to persistent TMA. The label names the choice that ran. Needs a GPU;
+//                             without one it reports an error.
 //   BM_ValidateAndChooseCpu : validation (pointer queries faked) + the tuner's in-memory hit on a described
 //                             H200 — the library's own share of the call, measurable on any machine.
+//   BM_TensorMapCacheHitCpu : one lookup in the per-thread tensor-map memo (what a repeated descriptor costs).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <memory>
+
 #include "problem/problem.hpp"
 #include "runtime/device.hpp"
+#include "runtime/tensor_map.hpp"
 #include "tmagemm/tmagemm.hpp"
 #include "tune/tuner.hpp"
 
@@ -31,8 +37,13 @@ void BM_TunedMmHostTime(benchmark::State& state) {
   const TensorView vb = TensorView::contiguous(b, DType::bf16, {n, n});
   const TensorView vc = TensorView::contiguous(c, DType::bf16, {n, n});
   tmagemm::Options o;
+  if (state.range(1) == 1) {
+    o.cublaslt = false;
+    o.fallback = false;
+  }
   tmagemm::mm(va, vb, vc, o);  // tunes (or reads the DB) once
   cudaDeviceSynchronize();
+  state.SetLabel(tmagemm::tune::choose(tmagemm::make_mm_problem(va, vb, vc), o)->name());
   int i = 0;
   for (auto _ : state) {
     tmagemm::mm(va, vb, vc, o);
@@ -47,7 +58,7 @@ void BM_TunedMmHostTime(benchmark::State& state) {
   cudaFree(b);
   cudaFree(c);
 }
-BENCHMARK(BM_TunedMmHostTime)->Arg(256)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TunedMmHostTime)->Args({256, 0})->Args({256, 1})->Unit(benchmark::kMicrosecond);
 
 void BM_ValidateAndChooseCpu(benchmark::State& state) {
   using namespace tmagemm;
@@ -75,6 +86,29 @@ void BM_ValidateAndChooseCpu(benchmark::State& state) {
   set_pointer_query({});
 }
 BENCHMARK(BM_ValidateAndChooseCpu)->Unit(benchmark::kMicrosecond);
+
+void BM_TensorMapCacheHitCpu(benchmark::State& state) {
+  using namespace tmagemm::runtime;
+  auto cache = std::make_unique<TensorMapCache>();
+  TensorMapKey key;
+  key.address = reinterpret_cast<const void*>(0x7f0000000000);
+  key.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  key.rank = 3;
+  key.dims[0] = key.dims[1] = 4096;
+  key.dims[2] = 1;
+  key.strides[0] = 4096 * 2;
+  key.box[0] = 64;
+  key.box[1] = 128;
+  key.box[2] = 1;
+  key.element_strides[0] = key.element_strides[1] = key.element_strides[2] = 1;
+  key.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  cache->insert(key, CUtensorMap{});
+  for (auto _ : state) {
+    CUtensorMap map = *cache->find(key);
+    benchmark::DoNotOptimize(map);
+  }
+}
+BENCHMARK(BM_TensorMapCacheHitCpu)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "runtime/cuda_check.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tensor_map.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm::choices {
@@ -160,43 +161,67 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
 
 namespace {
 
-// Rank-3 tiled map over (inner, outer, batch) with 128-byte swizzle and zero fill.
+// Rank-3 tiled map over (inner, outer, batch) with 128-byte swizzle and zero fill; memoised per thread
+// (runtime::encode_tiled), so a repeated call on the same tensors encodes nothing.
 CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner, uint64_t outer,
                        uint64_t batch, int64_t outer_stride, int64_t batch_stride, uint32_t box_inner,
                        uint32_t box_outer, const char* what) {
-  CUtensorMap map;
-  std::memset(&map, 0, sizeof(map));
-  const cuuint64_t dims[3] = {inner, outer, batch};
-  uint64_t bstride = static_cast<uint64_t>(batch_stride) * elem;
-  if (batch <= 1) bstride = 0;  // never used; 0 is accepted (broadcast)
-  const cuuint64_t strides[2] = {static_cast<uint64_t>(outer_stride) * elem, bstride};
-  const cuuint32_t box[3] = {box_inner, box_outer, 1};
-  const cuuint32_t estr[3] = {1, 1, 1};
-  CUresult r = runtime::driver().tensor_map_encode_tiled(
-      &map, type, 3, const_cast<void*>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  runtime::check_cu(r, what);
-  return map;
+  runtime::TensorMapKey key;
+  key.address = base;
+  key.dtype = type;
+  key.rank = 3;
+  key.dims[0] = inner;
+  key.dims[1] = outer;
+  key.dims[2] = batch;
+  key.strides[0] = static_cast<uint64_t>(outer_stride) * elem;
+  key.strides[1] = batch <= 1 ? 0 : static_cast<uint64_t>(batch_stride) * elem;  // never used; 0 is accepted
+  key.box[0] = box_inner;
+  key.box[1] = box_outer;
+  key.box[2] = 1;
+  key.element_strides[0] = key.element_strides[1] = key.element_strides[2] = 1;
+  key.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  key.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  key.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  key.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return runtime::encode_tiled(key, what);
 }
 
-}  // namespace
-
-namespace {
-
-// Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing.
+// Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing. Entries
+// are never replaced (modules are never unloaded), so each thread keeps a copy of those it has used and reads it
+// without the lock.
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
   using Key = std::tuple<const TmaConfig*, DType, Major, Major, DType, int>;
   static std::mutex mutex;
   static std::map<Key, CUfunction> loaded;
+  thread_local std::map<Key, CUfunction> seen;
   const Key key{&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device};
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+    if (auto it = loaded.find(key); it != loaded.end()) {
+      seen.emplace(key, it->second);
+      return it->second;
+    }
   }
   CUfunction fn = jit::load(persistent_tma_spec(p, c), p.device, c.smem_bytes());
   std::lock_guard<std::mutex> lock(mutex);
-  loaded.emplace(key, fn);
+  fn = loaded.emplace(key, fn).first->second;  // a racing thread's load may have won
+  seen.emplace(key, fn);
   return fn;
+}
+
+// How many clusters of `cfg` fit on the device at once, asked once per (kernel, grid, block, smem, cluster) and
+// thread: the answer depends only on those and the device the kernel lives on.
+int max_active_clusters(CUfunction fn, const CUlaunchConfig& cfg, int cluster) {
+  using Key = std::tuple<CUfunction, unsigned, unsigned, unsigned, int>;
+  thread_local std::map<Key, int> known;
+  const Key key{fn, cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cluster};
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  int fit = 0;
+  runtime::check_cu(runtime::driver().occupancy_max_active_clusters(&fit, fn, &cfg),
+                    "cuOccupancyMaxActiveClusters(persistent_tma)");
+  known.emplace(key, fit);
+  return fit;
 }
 
 }  // namespace
@@ -260,9 +285,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   if (cm > 1) {
     // NOTE: clusters are placed whole inside a GPC; ask how many fit at once rather than assume sms / 2.
     cfg.gridDimX = static_cast<unsigned>(max_clusters * cm);
-    int fit = 0;
-    runtime::check_cu(runtime::driver().occupancy_max_active_clusters(&fit, fn, &cfg),
-                      "cuOccupancyMaxActiveClusters(persistent_tma)");
+    const int fit = max_active_clusters(fn, cfg, cm);
     if (fit > 0) max_clusters = std::min<int64_t>(max_clusters, fit);
   }
   cfg.gridDimX = static_cast<unsigned>(std::min<int64_t>(cluster_tiles, max_clusters) * cm);

@@ -74,7 +74,8 @@ struct PointerInfo {
   int device = -1;
 };
 using PointerQuery = std::function<PointerInfo(const void*)>;
-// Installs a query (tests); an empty function restores the default (cudaPointerGetAttributes).
+// Installs a query (tests); an empty function restores the default (one cuPointerGetAttributes call through
+// the driver entry point, else cudaPointerGetAttributes).
 void set_pointer_query(PointerQuery query);
 PointerInfo query_pointer(const void* p);
 

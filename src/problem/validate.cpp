@@ -6,13 +6,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
-#include <vector>
 
 #include "problem/problem.hpp"
+#include "runtime/device.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm {
@@ -50,7 +52,8 @@ int64_t Operand::ld() const noexcept { return major() == Major::col ? col_stride
 namespace {
 
 std::mutex g_query_mutex;
-PointerQuery g_query;  // empty: ask the CUDA runtime
+PointerQuery g_query;                  // empty: the default query (cuda_pointer_info)
+std::atomic<bool> g_has_query{false};  // g_query is set; read without the lock on every validation
 
 bool means_no_device(cudaError_t st) {
   switch (st) {
@@ -65,8 +68,12 @@ bool means_no_device(cudaError_t st) {
   }
 }
 
-// The default query; `what` names the pointer in errors ("a", "pointer 0x...").
-PointerInfo cuda_pointer_info(const void* p, const std::string& what) {
+// The default query; `what` names the pointer in errors ("a", "pointer 0x..."). One driver call answers it on
+// the common path (runtime::driver_pointer_location); when the driver cannot, the runtime's
+// cudaPointerGetAttributes does, with its errors.
+PointerInfo cuda_pointer_info(const void* p, std::string_view what) {
+  PointerInfo info;
+  if (runtime::driver_pointer_location(p, info.is_device, info.device)) return info;
   cudaPointerAttributes attr{};
   const cudaError_t st = cudaPointerGetAttributes(&attr, p);
   if (st != cudaSuccess) {
@@ -77,7 +84,7 @@ PointerInfo cuda_pointer_info(const void* p, const std::string& what) {
     throw Error(ErrorCode::cuda_error, fmt::format("cudaPointerGetAttributes({}): {}: {}", what,
                                                    cudaGetErrorName(st), cudaGetErrorString(st)));
   }
-  PointerInfo info;
+  info = PointerInfo{};
   if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) {
     info.is_device = true;
     info.device = attr.device;
@@ -85,13 +92,15 @@ PointerInfo cuda_pointer_info(const void* p, const std::string& what) {
   return info;
 }
 
-PointerInfo lookup_pointer(const void* p, const std::string& what) {
-  PointerQuery query;
-  {
-    std::lock_guard<std::mutex> lock(g_query_mutex);
-    query = g_query;
+PointerInfo lookup_pointer(const void* p, std::string_view what) {
+  if (g_has_query.load(std::memory_order_acquire)) {
+    PointerQuery query;
+    {
+      std::lock_guard<std::mutex> lock(g_query_mutex);
+      query = g_query;
+    }
+    if (query) return query(p);
   }
-  if (query) return query(p);
   return cuda_pointer_info(p, what);
 }
 
@@ -100,6 +109,7 @@ PointerInfo lookup_pointer(const void* p, const std::string& what) {
 void set_pointer_query(PointerQuery query) {
   std::lock_guard<std::mutex> lock(g_query_mutex);
   g_query = std::move(query);
+  g_has_query.store(static_cast<bool>(g_query), std::memory_order_release);
 }
 
 PointerInfo query_pointer(const void* p) { return lookup_pointer(p, fmt::format("pointer {}", p)); }
@@ -117,6 +127,19 @@ struct Arg {
   const TensorView* view;
   int rank;          // the rank the op needs
   const char* hint;  // what shapes the op takes, for the rank error
+};
+
+// The tensors of one call, in a fixed array (validation runs on every call: no allocation).
+struct ArgList {
+  static constexpr std::size_t kMax = 6;  // a, b, bias, scale_a, scale_b, out
+  Arg items[kMax] = {};
+  std::size_t count = 0;
+
+  void push_back(const Arg& arg) { items[count++] = arg; }
+  std::size_t size() const { return count; }
+  const Arg& operator[](std::size_t i) const { return items[i]; }
+  const Arg* begin() const { return items; }
+  const Arg* end() const { return items + count; }
 };
 
 std::string sizes_str(const TensorView& v) {
@@ -250,7 +273,9 @@ GemmProblem build(const Inputs& in) {
 
   // Every tensor, inputs first, out last.
   const char* mat_hint = batched ? " (BxMxK, BxKxN, BxMxN)" : " (use bmm for batches)";
-  std::vector<Arg> args = {{"a", in.a, mat_rank, mat_hint}, {"b", in.b, mat_rank, mat_hint}};
+  ArgList args;
+  args.push_back({"a", in.a, mat_rank, mat_hint});
+  args.push_back({"b", in.b, mat_rank, mat_hint});
   if (in.bias) args.push_back({"bias", in.bias, 2, " ((1,N), (M,1) or (M,N); pass an (N) vector as sizes {1,N})"});
   if (in.scale_a) args.push_back({"scale_a", in.scale_a, 2, " ((1,1) or (M,1))"});
   if (in.scale_b) args.push_back({"scale_b", in.scale_b, 2, " ((1,1) or (1,N))"});
@@ -392,13 +417,14 @@ GemmProblem build(const Inputs& in) {
   p.device = a.device;
 
   // 8. byte extents
-  std::vector<int64_t> extents;
-  for (const Arg& arg : args) {
+  int64_t extents[ArgList::kMax] = {};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Arg& arg = args[i];
     const int64_t e = byte_extent(*arg.view);
     if (e < 0 || reinterpret_cast<uintptr_t>(arg.view->data) > UINTPTR_MAX - static_cast<uintptr_t>(e))
       invalid(fmt::format("{}: {} byte extent overflows (sizes {}, strides {}, {} bytes per element)", op,
                           arg.name, sizes_str(*arg.view), strides_str(*arg.view), itemsize(arg.view->dtype)));
-    extents.push_back(e);
+    extents[i] = e;
   }
 
   // 9. out must not overlap itself or an input
@@ -407,11 +433,12 @@ GemmProblem build(const Inputs& in) {
       invalid(fmt::format("{}: out has stride 0 in dim {} (extent {}): several elements of out would share memory",
                           op, d, out.sizes[d]));
   const uintptr_t out_begin = reinterpret_cast<uintptr_t>(out.data);
-  const uintptr_t out_end = out_begin + static_cast<uintptr_t>(extents.back());
+  const int64_t out_extent = extents[args.size() - 1];
+  const uintptr_t out_end = out_begin + static_cast<uintptr_t>(out_extent);
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
     const uintptr_t begin = reinterpret_cast<uintptr_t>(args[i].view->data);
     const uintptr_t end = begin + static_cast<uintptr_t>(extents[i]);
-    if (extents[i] > 0 && extents.back() > 0 && begin < out_end && out_begin < end)
+    if (extents[i] > 0 && out_extent > 0 && begin < out_end && out_begin < end)
       invalid(fmt::format("{}: out overlaps {} (out bytes [{:#x}, {:#x}), {} bytes [{:#x}, {:#x}))", op,
                           args[i].name, out_begin, out_end, args[i].name, begin, end));
   }

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,13 @@ int current_device() {
 }
 
 const DeviceInfo& device_info(int device) {
+  // Read on every call: a device already described is found without the lock or a device count (the count of
+  // devices does not change in a process, so a device that existed once still does).
+  constexpr int kLockFree = 64;
+  static std::atomic<const DeviceInfo*> described[kLockFree] = {};
+  if (device >= 0 && device < kLockFree)
+    if (const DeviceInfo* known = described[device].load(std::memory_order_acquire)) return *known;
+
   static std::mutex mutex;
   static std::vector<std::unique_ptr<DeviceInfo>> cache;
   std::lock_guard<std::mutex> lock(mutex);
@@ -57,6 +65,7 @@ const DeviceInfo& device_info(int device) {
     check_cuda(cudaDriverGetVersion(&info->driver_version), "cudaDriverGetVersion");
     check_cuda(cudaRuntimeGetVersion(&info->runtime_version), "cudaRuntimeGetVersion");
     cache[device] = std::move(info);
+    if (device < kLockFree) described[device].store(cache[device].get(), std::memory_order_release);
   }
   return *cache[device];
 }
@@ -93,12 +102,33 @@ const DriverApi& driver() {
       resolve("cuFuncGetAttribute", 2020, api.func_get_attribute);
       resolve("cuLaunchKernelEx", 11060, api.launch_kernel_ex);
       resolve("cuOccupancyMaxActiveClusters", 11070, api.occupancy_max_active_clusters);
+      resolve("cuPointerGetAttributes", 7000, api.pointer_get_attributes);
     } catch (const Error& e) {
       failure = e.what();
     }
   });
   if (!failure.empty()) throw Error(ErrorCode::cuda_error, failure);
   return api;
+}
+
+bool driver_pointer_location(const void* p, bool& is_device, int& device) noexcept {
+  const DriverApi* api = nullptr;
+  try {
+    api = &driver();
+  } catch (const std::exception&) {
+    return false;
+  }
+  unsigned int memory_type = 0, managed = 0;  // 0 = not a CUDA pointer (the driver leaves unknown pointers at 0)
+  int ordinal = -1;
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* data[] = {&memory_type, &managed, &ordinal};
+  if (api->pointer_get_attributes(3, attrs, data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return false;
+  const bool on_device = memory_type == CU_MEMORYTYPE_DEVICE || managed != 0;
+  if (on_device && ordinal < 0) return false;  // no device to report: let the runtime answer
+  is_device = on_device;
+  device = on_device ? ordinal : -1;
+  return true;
 }
 
 }  // namespace tmagemm::runtime

@@ -39,8 +39,15 @@ struct DriverApi {
   PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
+  PFN_cuPointerGetAttributes_v7000 pointer_get_attributes = nullptr;
 };
 // Throws Error(cuda_error) naming the entry point that could not be resolved.
 const DriverApi& driver();
+
+// Where `p` lives, from one cuPointerGetAttributes call (memory type, managed flag, device ordinal): what
+// cudaPointerGetAttributes reports, without the runtime's extra work per call. `is_device` is true for device or
+// managed memory, and `device` is then its device. Returns false, setting nothing, when the driver cannot answer
+// (no driver or entry points, driver not initialised, any error): the caller then asks the runtime.
+bool driver_pointer_location(const void* p, bool& is_device, int& device) noexcept;
 
 }  // namespace tmagemm::runtime

@@ -1,0 +1,77 @@
+// tensor_map.cpp — the per-thread memo of encoded CUtensorMaps (see tensor_map.hpp).
+#include "runtime/tensor_map.hpp"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+
+namespace tmagemm::runtime {
+
+// The key is hashed and compared as bytes, which is exact only while every byte belongs to a field.
+static_assert(std::has_unique_object_representations_v<TensorMapKey>, "TensorMapKey must have no padding bytes");
+
+uint64_t hash(const TensorMapKey& k) noexcept { return XXH3_64bits(&k, sizeof k); }
+
+const CUtensorMap* TensorMapCache::find(const TensorMapKey& key) {
+  const uint64_t h = hash(key);
+  const std::size_t first = (h % kSets) * kWays;
+  for (std::size_t i = first; i < first + kWays; ++i) {
+    Slot& s = slots_[i];
+    if (s.last_use != 0 && s.hash == h && std::memcmp(&s.key, &key, sizeof key) == 0) {
+      s.last_use = ++clock_;
+      return &maps_[i];
+    }
+  }
+  return nullptr;
+}
+
+const CUtensorMap& TensorMapCache::insert(const TensorMapKey& key, const CUtensorMap& map) {
+  const uint64_t h = hash(key);
+  const std::size_t first = (h % kSets) * kWays;
+  std::size_t victim = first;
+  for (std::size_t i = first; i < first + kWays; ++i) {
+    const Slot& s = slots_[i];
+    if (s.last_use != 0 && s.hash == h && std::memcmp(&s.key, &key, sizeof key) == 0) {  // present: overwrite
+      victim = i;
+      break;
+    }
+    if (s.last_use < slots_[victim].last_use) victim = i;  // empty slots (0) first, then the least recently used
+  }
+  slots_[victim].key = key;
+  slots_[victim].hash = h;
+  slots_[victim].last_use = ++clock_;
+  maps_[victim] = map;
+  return maps_[victim];
+}
+
+std::size_t TensorMapCache::size() const noexcept {
+  std::size_t n = 0;
+  for (const Slot& s : slots_) n += s.last_use != 0 ? 1 : 0;
+  return n;
+}
+
+void TensorMapCache::clear() noexcept {
+  for (Slot& s : slots_) s = Slot{};
+  clock_ = 0;
+}
+
+CUtensorMap encode_tiled(const TensorMapKey& key, const char* what) {
+  // One table per thread: no lock on the launch path. Allocated on the thread's first encode (~70 KiB).
+  thread_local std::unique_ptr<TensorMapCache> cache;
+  if (!cache) cache = std::make_unique<TensorMapCache>();
+  if (const CUtensorMap* hit = cache->find(key)) return *hit;
+
+  CUtensorMap map{};
+  const CUresult r = driver().tensor_map_encode_tiled(
+      &map, key.dtype, key.rank, const_cast<void*>(key.address), key.dims, key.strides, key.box,
+      key.element_strides, key.interleave, key.swizzle, key.l2_promotion, key.oob_fill);
+  check_cu(r, what);
+  return cache->insert(key, map);
+}
+
+}  // namespace tmagemm::runtime
