@@ -19,16 +19,9 @@
 // cluster; full barriers stay local (each expects its whole stage, part of which the peer delivers). Both
 // CTAs walk the same tiles and K blocks in lockstep, and neither exits before the other (final cluster sync).
 //
-// cp.async loads (kCpAsync, no cluster): the whole producer warpgroup copies A and B tiles with 16-byte
-// cp.async into the same 128B-swizzled layout TMA would write (chunk j of a 128-byte row r lands at chunk
-// j ^ (r % 8)), zero-filling outside the matrix, and each thread's cp.async.mbarrier.arrive.noinc signals the
-// stage's full barrier (128 arrivals). For operands whose rows start off 128-byte boundaries, where each TMA
-// box row costs about two requests (docs/perf-notes.md). The consumers fence the generic-proxy writes to the
-// async proxy before wgmma reads them.
-//
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
-//   kCpAsync, kConsumerRegs, kProducerRegs (0: no register reallocation).
+//   kConsumerRegs, kProducerRegs (0: no register reallocation).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer and TMA stores (tma_out) instead of
 // direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA can address.
 #pragma once
@@ -47,34 +40,6 @@ struct alignas(64) TmaDesc {
   char bytes[128];
 };
 
-// Global addresses of A and B for the cp.async path (elements): A(m, k) at a + batch*a_bs + m*a_rs + k*a_cs,
-// B(k, n) at b + batch*b_bs + k*b_rs + n*b_cs. Mirrored on the host (src/choices/persistent_tma.cpp).
-struct GmemOperands {
-  const void* a;
-  const void* b;
-  long long a_rs, a_cs, a_bs;
-  long long b_rs, b_cs, b_bs;
-};
-
-// Copies a [rows][64-element] 128B-swizzled slab of an operand whose 64 elements per row are contiguous in
-// global memory: row r of the slab is g + (r0 + r) * row_stride + c0 .. + 64, valid while r0 + r < rows_total
-// and c0 + 8 j < cols_total (partial 16-byte chunks are zero-filled). Called by all 128 producer threads.
-template <int kRows>
-__device__ inline void cp_async_slab(unsigned char* dst, const cuda::std::uint16_t* g, long long row_stride, int r0,
-                                     int rows_total, int c0, int cols_total) {
-#pragma unroll 1
-  for (int c = threadIdx.x % 128; c < kRows * 8; c += 128) {
-    const int r = c / 8, j = c % 8;
-    const int col = c0 + 8 * j;
-    const bool in = r0 + r < rows_total && col < cols_total;
-    const int bytes = in ? 2 * min(8, cols_total - col) : 0;
-    const cuda::std::uint16_t* src = in ? g + static_cast<long long>(r0 + r) * row_stride + col : g;
-    // NOTE: 128B swizzle: 16-byte chunk j of row r sits at chunk j ^ (r % 8) (base 1024-byte aligned).
-    const cuda::std::uint32_t d = ptx::smem_u32(dst + r * 128 + ((j ^ (r & 7)) << 4));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
-  }
-}
-
 __device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
   }
@@ -83,8 +48,8 @@ __device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t p
 template <class Cfg>
 __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     gemm_persistent_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
-                        const __grid_constant__ TmaDesc tma_out, const EpilogueParams ep, const GmemOperands g,
-                        int M, int N, int K, int batch) {
+                        const __grid_constant__ TmaDesc tma_out, const EpilogueParams ep, int M, int N, int K,
+                        int batch) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
@@ -103,7 +68,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(Cfg::kBKMajor || BN % 64 == 0, "N-major B is loaded in 64-column chunks");
   static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
-  static_assert(!Cfg::kCpAsync || CM == 1, "cp.async loads do not multicast");
 
   extern __shared__ unsigned char smem_raw[];
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
@@ -119,14 +83,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
-      cuda::ptx::mbarrier_init(&full[s], Cfg::kCpAsync ? 128 : 1);  // cp.async: one arrival per producer thread
+      cuda::ptx::mbarrier_init(&full[s], 1);
       cuda::ptx::mbarrier_init(&empty[s], C * 4 * CM);  // one arrival per consumer warp of every cluster CTA
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
-    if constexpr (!Cfg::kCpAsync) {
-      ptx::prefetch_tensormap(&tma_a);
-      ptx::prefetch_tensormap(&tma_b);
-    }
+    ptx::prefetch_tensormap(&tma_a);
+    ptx::prefetch_tensormap(&tma_b);
     if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
@@ -143,47 +105,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if (wg == 0) {
     // ---------------- producer ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if constexpr (Cfg::kCpAsync) {
-      using cuda::std::uint16_t;
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int t = first_tile; t < sched.total; t += tile_step) {
-        const TileCoord tc = sched.tile(t);
-        const uint16_t* a = static_cast<const uint16_t*>(g.a) + tc.batch * g.a_bs;
-        const uint16_t* b = static_cast<const uint16_t*>(g.b) + tc.batch * g.b_bs;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          unsigned char* a_dst = smem + stage * kStageBytes;
-          unsigned char* b_dst = a_dst + kABytes;
-          const int k0 = kb * BK;
-          if constexpr (Cfg::kAKMajor) {  // rows m, K contiguous
-#pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl)
-              cp_async_slab<BM>(a_dst + sl * BM * 128, a, g.a_rs, tc.m0, M, k0 + 64 * sl, K);
-          } else {  // rows k, M contiguous: 64-row chunks of the tile
-#pragma unroll
-            for (int i = 0; i < BM / 64; ++i)
-              cp_async_slab<BK>(a_dst + i * BK * 128, a, g.a_cs, k0, K, tc.m0 + 64 * i, M);
-          }
-          if constexpr (Cfg::kBKMajor) {  // rows n, K contiguous
-#pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl)
-              cp_async_slab<BN>(b_dst + sl * BN * 128, b, g.b_cs, tc.n0, N, k0 + 64 * sl, K);
-          } else {  // rows k, N contiguous: 64-column chunks
-#pragma unroll
-            for (int j = 0; j < BN / 64; ++j)
-              cp_async_slab<BK>(b_dst + j * BK * 128, b, g.b_rs, k0, K, tc.n0 + 64 * j, N);
-          }
-          // Arrives on full[stage] once this thread's copies so far have landed (noinc: counts as the arrival).
-          asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ptx::smem_u32(&full[stage]))
-                       : "memory");
-          if (++stage == S) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    } else if (tid == 0) {
+    if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
       for (int t = first_tile; t < sched.total; t += tile_step) {
@@ -271,8 +193,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(&full[stage], phase);
-        // NOTE: cp.async wrote the stage through the generic proxy; wgmma reads through the async proxy.
-        if constexpr (Cfg::kCpAsync) cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
         const uint32_t a_base = ptx::smem_u32(smem + stage * kStageBytes);
         const uint32_t b_base = a_base + kABytes;
         ptx::wgmma_fence();

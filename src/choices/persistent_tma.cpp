@@ -39,9 +39,8 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}{}", bm, bn, bk, stages, consumers, group_m,
-                     cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(), store_tma ? "_tmastore" : "",
-                     cp_async ? "_cpasync" : "");
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}", bm, bn, bk, stages, consumers, group_m,
+                     cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(), store_tma ? "_tmastore" : "");
 }
 
 std::size_t TmaConfig::smem_bytes() const {
@@ -72,10 +71,6 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       {64, 128, 64, 8, 1, 8, 1, true, 0.50},
       // 2-CTA cluster with B multicast: correct but about half speed (docs/perf-notes.md); kept for the tuner.
       {128, 256, 64, 4, 2, 8, 2, true, 0.50},
-      // cp.async loads: only where A or B rows start off 128-byte boundaries (see can_implement).
-      {128, 256, 64, 4, 2, 8, 1, true, 0.90, true},
-      {256, 128, 64, 4, 2, 8, 1, true, 0.90, true},
-      {128, 256, 64, 4, 2, 8, 1, false, 0.85, true},
   };
   return table;
 }
@@ -106,11 +101,6 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";
   if (auto t = can_use_tma(p.a); !t.ok) return "a: " + t.reason;
   if (auto t = can_use_tma(p.b); !t.ok) return "b: " + t.reason;
-  if (c.cp_async && c.cluster_m != 1) return "cp.async loads cannot multicast (cluster of 1 only)";
-  // cp.async copies the same 16-byte chunks TMA would, so the TMA rules above cover it; it pays only where TMA
-  // box rows start off 128-byte boundaries (docs/perf-notes.md), so elsewhere it is not offered.
-  if (c.cp_async && !persistent_tma_misaligned_rows(p.a) && !persistent_tma_misaligned_rows(p.b))
-    return "cp.async loads are for A or B rows off 128-byte boundaries; TMA loads are faster on aligned rows";
   const int64_t limit = int64_t{1} << 31;
   if (p.m >= limit || p.n >= limit || p.k >= limit || p.batch >= limit)
     return "an extent is 2^31 or more (the kernel indexes tiles with 32-bit integers)";
@@ -140,12 +130,11 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
       "struct TmagemmTmaConfig {{\n"
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
       "  static constexpr int kClusterM = {};\n"
-      "  static constexpr bool kStoreTma = {}, kCpAsync = {};\n"
+      "  static constexpr bool kStoreTma = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
       "}};\n",
-      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.store_tma, c.cp_async, a_kmajor, b_kmajor, f16,
-      out, realloc ? 40 : 0,
+      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
       realloc ? 232 : 0);
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
@@ -246,25 +235,13 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
       p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const std::size_t elem = 2;
   CUtensorMap map_a, map_b;
-  std::memset(&map_a, 0, sizeof(map_a));
-  std::memset(&map_b, 0, sizeof(map_b));
-  // Mirrors kernels::GmemOperands: where the cp.async path reads A and B (elements).
-  struct {
-    const void* a;
-    const void* b;
-    long long a_rs, a_cs, a_bs, b_rs, b_cs, b_bs;
-  } g{p.a.data, p.b.data, p.a.row_stride, p.a.col_stride, p.a.batch_stride, p.b.row_stride, p.b.col_stride,
-      p.b.batch_stride};
-  if (c.cp_async) {
-    // no A/B tensor maps: the producer warpgroup copies with cp.async
-  } else if (p.a.major() == Major::row)  // K-major: rows of K
+  if (p.a.major() == Major::row)  // K-major: rows of K
     map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, c.bm,
                        "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
                        "cuTensorMapEncodeTiled(a)");
-  if (c.cp_async) {
-  } else if (p.b.major() == Major::col)  // K-major: stored N x K
+  if (p.b.major() == Major::col)  // K-major: stored N x K
     map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
                        c.bn / c.cluster_m, "cuTensorMapEncodeTiled(b)");  // each cluster CTA loads its share
   else  // N-major: K x N
@@ -293,7 +270,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     attr[0].value.clusterDim.z = 1;
   }
 
-  void* params[] = {&map_a, &map_b, &map_out, &ep, &g, &m, &n, &k, &b};
+  void* params[] = {&map_a, &map_b, &map_out, &ep, &m, &n, &k, &b};
   CUlaunchConfig cfg{};
   cfg.gridDimX = 1;
   cfg.gridDimY = 1;
@@ -319,10 +296,13 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
 }
 
-bool persistent_tma_misaligned_rows(const Operand& o) {
+namespace {
+// True when consecutive rows of the operand's TMA boxes start off a 128-byte boundary.
+bool misaligned_rows(const Operand& o) {
   const auto base = reinterpret_cast<std::uintptr_t>(o.data);
   return (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 != 0 || base % 128 != 0;
 }
+}  // namespace
 
 double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d, int sm_carveout) {
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
@@ -335,12 +315,8 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   // Rows of a TMA box that do not start on a 128-byte boundary cost the TMA unit about twice as much; measured
   // on H200, a stage tolerates ~1/3 more row requests than an aligned 128x256 stage before the loads fall
   // behind the MMAs (docs/perf-notes.md, "misaligned pitches"). Put the larger tile side on the aligned operand.
-  // cp.async loads pay no such penalty (their own cost is in their weight).
-  if (!c.cp_async) {
-    const double a_cost = c.bm * (persistent_tma_misaligned_rows(p.a) ? 2.0 : 1.0);
-    const double b_cost = c.bn * (persistent_tma_misaligned_rows(p.b) ? 2.0 : 1.0);
-    score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
-  }
+  const double a_cost = c.bm * (misaligned_rows(p.a) ? 2.0 : 1.0), b_cost = c.bn * (misaligned_rows(p.b) ? 2.0 : 1.0);
+  score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
   return score;
 }
 

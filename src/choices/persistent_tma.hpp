@@ -17,10 +17,8 @@ struct TmaConfig {
   int cluster_m = 1;       // CTAs per cluster along M sharing (multicasting) the B tile: 1 or 2
   bool store_tma = false;  // epilogue through shared memory + TMA stores (16-bit row-major TMA-able outputs)
   double weight = 1.0;     // relative full-tile throughput (measured), used only by persistent_tma_pick
-  bool cp_async = false;   // A and B loaded by the producer warpgroup with cp.async instead of TMA (for rows off
-                           // 128-byte boundaries; needs cluster_m == 1)
 
-  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_cm2", "_tmastore", "_cpasync")
+  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_cm2", "_tmastore")
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
   int threads() const { return 128 * (consumers + 1); }
 };
@@ -47,10 +45,6 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& problem, const runtime::
 // The rule's score of one config (higher is better); the problem must pass can_implement.
 double persistent_tma_score(const GemmProblem& problem, const TmaConfig& config, const runtime::DeviceInfo& device,
                             int sm_carveout);
-
-// True when the operand's rows (its base or its leading dimension) are off 128-byte boundaries, where each TMA
-// box row costs about two requests.
-bool persistent_tma_misaligned_rows(const Operand& operand);
 
 class Choice;
 // The config behind a persistent-TMA choice (nullptr for choices of other backends).

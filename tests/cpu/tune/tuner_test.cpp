@@ -84,40 +84,20 @@ TEST_F(Tuner, EnumeratesEveryBackend) {
   }
   EXPECT_EQ(tma, choices::persistent_tma_configs().size());
   EXPECT_GE(lt, 1u);
-  // Every persistent-TMA config fits an H200 and takes this aligned problem, except the cp.async ones (only for
-  // rows off 128 bytes); the direct-store ones are set aside as dominated by their TMA-store twins.
+  // Every persistent-TMA config fits an H200 and takes this aligned problem; the direct-store ones are set
+  // aside as dominated by their TMA-store twins.
   for (const auto& c : cands) {
     const auto* cfg = choices::persistent_tma_config_of(*c.choice);
     if (!cfg) continue;
-    if (cfg->cp_async) {
-      EXPECT_NE(c.reason.find("cp.async loads are for"), std::string::npos) << c.choice->name() << ": " << c.reason;
-      continue;
-    }
     bool has_twin = false;
     for (const auto& t : choices::persistent_tma_configs())
       has_twin |= !cfg->store_tma && t.store_tma && t.bm == cfg->bm && t.bn == cfg->bn && t.bk == cfg->bk &&
-                  t.consumers == cfg->consumers && t.cluster_m == cfg->cluster_m && t.cp_async == cfg->cp_async;
+                  t.consumers == cfg->consumers && t.cluster_m == cfg->cluster_m;
     if (has_twin)
       EXPECT_NE(c.reason.find("dominated by"), std::string::npos) << c.choice->name() << ": " << c.reason;
     else
       EXPECT_EQ(c.reason, "") << c.choice->name();
   }
-}
-
-TEST_F(Tuner, CpAsyncConfigsOfferedWhereRowsAreOff128Bytes) {
-  // 3000 x 5000 x 1000 bf16 row-major: A rows of 2000 bytes, B rows of 10000 bytes, neither a multiple of 128.
-  int offered = 0;
-  for (const auto& c : enumerate(problem(3000, 5000, 1000), Options::defaults_only(), h200())) {
-    const auto* cfg = choices::persistent_tma_config_of(*c.choice);
-    if (!cfg || !cfg->cp_async) continue;
-    if (cfg->store_tma) {
-      EXPECT_EQ(c.reason, "") << c.choice->name();
-      ++offered;
-    } else {
-      EXPECT_NE(c.reason.find("dominated by"), std::string::npos) << c.reason;  // its TMA-store cp.async twin
-    }
-  }
-  EXPECT_GE(offered, 2);
 }
 
 TEST_F(Tuner, SharedMemoryFilter) {
@@ -131,8 +111,6 @@ TEST_F(Tuner, SharedMemoryFilter) {
     if (cfg->smem_bytes() > small.smem_per_block_optin) {
       ++rejected;
       EXPECT_NE(c.reason.find("shared memory"), std::string::npos) << c.reason;
-    } else if (cfg->cp_async) {
-      EXPECT_NE(c.reason.find("cp.async"), std::string::npos) << c.reason;
     } else {
       EXPECT_EQ(c.reason, "") << c.choice->name();
     }
@@ -144,8 +122,6 @@ TEST_F(Tuner, RegexAndFlags) {
   Options o = Options::defaults_only();
   o.choice_regex = "_tmastore$";
   for (const auto& c : enumerate(problem(4096, 4096, 4096), o, h200())) {
-    const auto* cfg = choices::persistent_tma_config_of(*c.choice);
-    if (cfg && cfg->cp_async) continue;  // not offered on aligned rows (checked before the regex)
     const bool match = c.choice->name().find("_tmastore") != std::string::npos &&
                        c.choice->name().rfind("_tmastore") + 9 == c.choice->name().size();
     if (!match && std::string(c.choice->backend()) == "persistent_tma")
