@@ -69,7 +69,7 @@ Explanation explain(const GemmProblem& p, const Options& o) {
   Explanation e;
   e.problem = p.describe();
   const auto cands = tune::enumerate(p, o);
-  const tune::Known known = tune::known(p);
+  const tune::Known known = tune::known(p, o);
   // What a call would run now without tuning anything: a remembered winner, else the heuristic rule.
   choices::ChoicePtr selected;
   if (known.winner && o.tuning != Tuning::heuristic)

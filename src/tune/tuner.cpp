@@ -251,8 +251,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     std::lock_guard<std::mutex> lock(g_memo_mutex);
     if (auto it = g_memo.find(mkey); it != g_memo.end()) return it->second;
   }
-  const std::string filters = filter_signature(o);
-  const std::string key = tuning_key(p, dev) + (filters.empty() ? "" : "|" + filters);
+  const std::string key = database_key(p, o, dev);
   const auto cands = enumerate(p, o, dev);
   std::vector<choices::ChoicePtr> usable;
   for (const auto& c : cands)
@@ -291,11 +290,16 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   return chosen;
 }
 
-Known known(const GemmProblem& p) {
+std::string database_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
+  const std::string filters = filter_signature(o);
+  return tuning_key(p, dev) + (filters.empty() ? "" : "|" + filters);
+}
+
+Known known(const GemmProblem& p, const Options& o) {
   Known k;
   if (auto db = database()) {
     try {
-      if (auto rec = db->get(tuning_key(p))) {
+      if (auto rec = db->get(database_key(p, o, runtime::device_info(p.device)))) {
         k.winner = rec->winner;
         for (const auto& t : rec->timings) k.timings_ms.emplace_back(t.choice, t.ms);
       }

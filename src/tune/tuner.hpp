@@ -34,6 +34,9 @@ std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& opti
 // layouts, extents, alignment class, epilogue signature).
 std::string tuning_key(const GemmProblem& problem);
 std::string tuning_key(const GemmProblem& problem, const runtime::DeviceInfo& device);
+// The tuning database's key for a problem under `options`: tuning_key plus the filters (backend flags, regex,
+// carveout) when they are not the defaults, so a filtered tuning never answers for an unfiltered call.
+std::string database_key(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 
 // The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
 choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);
@@ -46,7 +49,8 @@ struct Known {
   std::optional<std::string> winner;
   std::vector<std::pair<std::string, double>> timings_ms;
 };
-Known known(const GemmProblem& problem);
+// Looked up under the same key choose() writes: the tuning key plus the options' filter signature.
+Known known(const GemmProblem& problem, const Options& options);
 choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,
                                     const runtime::DeviceInfo& device);
 

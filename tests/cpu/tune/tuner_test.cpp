@@ -100,6 +100,21 @@ TEST_F(Tuner, EnumeratesEveryBackend) {
   }
 }
 
+TEST_F(Tuner, DatabaseKeyCarriesTheFilters) {
+  // choose() stores and explain() reads winners under this key: a tuning restricted by flags or a regex must
+  // never be reported (or reused) for a call with other filters.
+  const GemmProblem p = problem(3000, 5000, 1000);
+  Options o = Options::defaults_only();
+  EXPECT_EQ(database_key(p, o, h200()), tuning_key(p, h200()));
+  o.cublaslt = false;
+  const std::string no_lt = database_key(p, o, h200());
+  EXPECT_NE(no_lt, tuning_key(p, h200()));
+  o.choice_regex = "cpasync";
+  const std::string with_re = database_key(p, o, h200());
+  EXPECT_NE(with_re, no_lt);
+  EXPECT_NE(with_re.find("cpasync"), std::string::npos) << with_re;
+}
+
 TEST_F(Tuner, SharedMemoryFilter) {
   runtime::DeviceInfo small = h200();
   small.smem_per_block_optin = 200 * 1024;
