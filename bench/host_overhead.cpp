@@ -3,10 +3,13 @@
 //                             descriptors (memoised) and the launch; /0 lets the tuner pick any backend, /1
 //                             keeps to persistent TMA. The label names the choice that ran. Needs a GPU;
 //                             without one it reports an error.
+//   BM_RawCublasLtHostTime/256 : cublasLtMatmul alone on the same problem (heuristic's first algorithm, a
+//                             workspace): the floor of a tuned call whose winner is a cuBLASLt algorithm.
 //   BM_ValidateAndChooseCpu : validation (pointer queries faked) + the tuner's in-memory hit on a described
 //                             H200 — the library's own share of the call, measurable on any machine.
 //   BM_TensorMapCacheHitCpu : one lookup in the per-thread tensor-map memo (what a repeated descriptor costs).
 #include <benchmark/benchmark.h>
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -59,6 +62,65 @@ void BM_TunedMmHostTime(benchmark::State& state) {
   cudaFree(c);
 }
 BENCHMARK(BM_TunedMmHostTime)->Args({256, 0})->Args({256, 1})->Unit(benchmark::kMicrosecond);
+
+void BM_RawCublasLtHostTime(benchmark::State& state) {
+  if (tmagemm::runtime::device_count() == 0) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const std::size_t ws_bytes = std::size_t{32} << 20;
+  void *a, *b, *c, *ws;
+  cudaMalloc(&a, n * n * 2);
+  cudaMalloc(&b, n * n * 2);
+  cudaMalloc(&c, n * n * 2);
+  cudaMalloc(&ws, ws_bytes);
+  cudaMemset(a, 0x3c, n * n * 2);
+  cudaMemset(b, 0x3c, n * n * 2);
+  cublasLtHandle_t h;
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulHeuristicResult_t algo{};
+  int found = 0;
+  bool ok = cublasLtCreate(&h) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, n, n, static_cast<int64_t>(n)) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, n, n, static_cast<int64_t>(n)) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, n, static_cast<int64_t>(n)) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS;
+  const uint64_t ws64 = ws_bytes;
+  ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64,
+                                                   sizeof ws64) == CUBLAS_STATUS_SUCCESS;
+  ok = ok && cublasLtMatmulAlgoGetHeuristic(h, desc, la, lb, lc, lc, pref, 1, &algo, &found) == CUBLAS_STATUS_SUCCESS &&
+       found == 1;
+  if (!ok) {
+    state.SkipWithError("cuBLASLt setup failed");
+    return;
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  int i = 0;
+  for (auto _ : state) {
+    cublasLtMatmul(h, desc, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &algo.algo, ws, ws_bytes, nullptr);
+    if (++i % 256 == 0) {
+      state.PauseTiming();
+      cudaDeviceSynchronize();
+      state.ResumeTiming();
+    }
+  }
+  cudaDeviceSynchronize();
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(desc);
+  cublasLtDestroy(h);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(ws);
+}
+BENCHMARK(BM_RawCublasLtHostTime)->Arg(256)->Unit(benchmark::kMicrosecond);
 
 void BM_ValidateAndChooseCpu(benchmark::State& state) {
   using namespace tmagemm;
