@@ -1,7 +1,7 @@
 // gemm_fallback.cuh — a tiled tensor-core GEMM that takes what TMA cannot: any strides (both non-unit too),
 // any 2-byte-aligned base, any M, N, K >= 1. bf16/f16 inputs, bf16/f16/f32 output with any strides.
 //
-// One CTA computes a BM x BN tile of out; tiles are rastered in groups of kGroupM row tiles so that CTAs
+// One CTA computes a BM x BN tile of out; tiles are rastered in groups of kFallbackGroupM row tiles so that CTAs
 // running together share A and B tiles in L2 (grid: tiles, 1, batch). Main loop, per BK slab of K:
 //   1. every thread issues the global loads of its share of the NEXT slab into registers (TileLoader::load),
 //   2. the warps run ldmatrix + mma.sync m16n8k16 (f32 accumulators) on the CURRENT slab in shared memory,
@@ -21,7 +21,8 @@
 // Config (template argument, rendered by src/choices/fallback.cpp):
 //   kBM, kBN, kBK, kWarpsM, kWarpsN, kF16, kOut, kAMode, kBMode
 //   kAMode / kBMode: 0 = unit stride along K, 1 = unit stride along M (A) / N (B), 2 = neither.
-// Dynamic shared memory: fallback_smem_bytes<Cfg>() (the host computes the same number).
+// Dynamic shared memory: fallback_smem_bytes<Cfg>(); the host's FallbackConfig::smem_bytes must agree (each
+// rendered variant static_asserts it).
 #pragma once
 #include <cuda/std/cstdint>
 

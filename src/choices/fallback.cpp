@@ -86,8 +86,10 @@ jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode,
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kWarpsM = {}, kWarpsN = {};\n"
       "  static constexpr bool kF16 = {};\n"
       "  static constexpr int kOut = {}, kAMode = {}, kBMode = {};\n"
-      "}};\n",
-      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode);
+      "}};\n"
+      "// The host launches with FallbackConfig::smem_bytes; the kernel's own count must agree.\n"
+      "static_assert(tmagemm::kernels::fallback_smem_bytes<TmagemmFallbackConfig>() == {}, \"smem size drift\");\n",
+      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode, c.smem_bytes(amode, bmode));
   s.kernel = "tmagemm::kernels::gemm_fallback<TmagemmFallbackConfig>";
   return s;
 }

@@ -208,9 +208,14 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   const std::size_t flush_bytes = std::max<std::size_t>(2 * dev.l2_bytes, 64u << 20);
   void* flush = flush_buffer(p.device, flush_bytes);
   const Samples samples = make_samples(p, stream);
-  cudaEvent_t start, stop;
-  runtime::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  runtime::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  struct Event {  // destroyed on every path out, errors included
+    cudaEvent_t e = nullptr;
+    Event() { runtime::check_cuda(cudaEventCreate(&e), "cudaEventCreate"); }
+    ~Event() { cudaEventDestroy(e); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+  } start_event, stop_event;
+  cudaEvent_t start = start_event.e, stop = stop_event.e;
 
   // One timed run of candidate i: flush L2 (outside the timed region), launch between two events.
   auto time_once = [&](const choices::ChoicePtr& c) {
@@ -232,6 +237,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   struct Measured {
     choices::ChoicePtr choice;
     std::vector<float> times;
+    bool failed = false;  // failed during the rounds: dropped like a failed check
   };
   std::vector<Measured> measured;
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -276,18 +282,24 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     for (int round = 0; round < 60; ++round) {
       if (round >= 20 && std::chrono::duration<double>(clock::now() - rounds_start).count() > 0.15) break;
       for (std::size_t f = 0; f < finalists; ++f) {
-        // Rotate the order each round: no finalist always runs right after the same neighbour.
+        // Rotate which finalist runs first each round, so none always runs first or last.
         Measured& m = measured[(f + static_cast<std::size_t>(round)) % finalists];
-        m.times.push_back(time_once(m.choice));
+        if (m.failed) continue;
+        try {
+          m.times.push_back(time_once(m.choice));
+        } catch (const Error& e) {
+          cudaGetLastError();
+          m.failed = true;
+          fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", m.choice->name(), e.what());
+        }
       }
     }
   }
+  std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {
     result.timings.push_back({m.choice->name(), median(m.times)});
     ++result.benchmarked;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(result.timings.begin(), result.timings.end(),
             [](const Timing& x, const Timing& y) { return x.ms < y.ms; });
   result.total_s = std::chrono::duration<double>(clock::now() - t0).count();

@@ -197,8 +197,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
 
   // Inputs: random normal values on the host, copied to the device. A may be a column slice of a wider
   // row-major buffer (lda = K + a_pad, base a_offset elements in): the misaligned suite.
-  if ((shape.a_pad != 0 || shape.a_offset != 0) && (layout.a_col || shape.a_offset + K > K + shape.a_pad))
-    throw std::invalid_argument("a sliced A must be row-major and fit in its buffer");
+  if (shape.a_pad < 0 || shape.a_offset < 0 || shape.a_offset > shape.a_pad ||
+      ((shape.a_pad != 0 || shape.a_offset != 0) && layout.a_col))
+    throw std::invalid_argument("a sliced A must be row-major and fit in its buffer (0 <= a_offset <= a_pad)");
   const int64_t lda = layout.a_col ? M : K + shape.a_pad;
   std::vector<std::uint16_t> ha(static_cast<std::size_t>(layout.a_col ? M * K : M * lda)),
       hb(static_cast<std::size_t>(K * N));

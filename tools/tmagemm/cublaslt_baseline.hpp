@@ -23,7 +23,7 @@ class CublasLtMatmul {
   // Row-major C = A @ B is computed as column-major C^T = B^T A^T: cuBLASLt's "A" is our B and its "B"
   // is our A, with m = N, n = M. Asks the heuristic for up to `max_algos` algorithms. `lda` 0 means dense;
   // the sample pointers a/b/c (the ones later passed to run) tell the heuristic their alignment, so that odd
-  // leading dimensions or offset bases get algorithms that accept them.
+  // leading dimensions or offset bases get algorithms that accept them (null: a 256-byte-aligned pointer).
   CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                  std::size_t workspace_bytes, int max_algos = 4, int64_t lda = 0, const void* a = nullptr,
                  const void* b = nullptr, const void* c = nullptr);

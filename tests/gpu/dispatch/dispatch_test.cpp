@@ -41,8 +41,13 @@ class Dispatch : public ::testing::Test {
     EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
     if (expect_backend) {
       const Explanation e = explain_mm(a.view(), b.view(), out.view(), o);
+      int selected = 0;
       for (const auto& c : e.choices)
-        if (c.selected) EXPECT_EQ(c.backend, expect_backend) << e.to_string();
+        if (c.selected) {
+          ++selected;
+          EXPECT_EQ(c.backend, expect_backend) << e.to_string();
+        }
+      EXPECT_EQ(selected, 1) << e.to_string();
     }
   }
 };
