@@ -297,11 +297,8 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 }
 
 namespace {
-// True when consecutive rows of the operand's TMA boxes start off a 128-byte boundary.
-bool misaligned_rows(const Operand& o) {
-  const auto base = reinterpret_cast<std::uintptr_t>(o.data);
-  return (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 != 0 || base % 128 != 0;
-}
+// True when the rows of the operand's TMA boxes start off 32-byte (sector) boundaries.
+bool sector_misaligned_rows(const Operand& o) { return row_alignment_bytes(o) < 32; }
 }  // namespace
 
 double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d, int sm_carveout) {
@@ -312,10 +309,12 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   const double waves = std::ceil(tiles / std::max(1, sms / cm));
   const double useful = double(p.m) * double(p.n) * double(p.batch);
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
-  // Rows of a TMA box that do not start on a 128-byte boundary cost the TMA unit about twice as much; measured
-  // on H200, a stage tolerates ~1/3 more row requests than an aligned 128x256 stage before the loads fall
-  // behind the MMAs (docs/perf-notes.md, "misaligned pitches"). Put the larger tile side on the aligned operand.
-  const double a_cost = c.bm * (misaligned_rows(p.a) ? 2.0 : 1.0), b_cost = c.bn * (misaligned_rows(p.b) ? 2.0 : 1.0);
+  // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
+  // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Measured end to end, a stage takes
+  // ~1/3 more row cost than an aligned 128x256 stage before the loads fall behind the MMAs: put the larger tile
+  // side on the aligned operand.
+  const double a_cost = c.bm * (sector_misaligned_rows(p.a) ? 2.0 : 1.0);
+  const double b_cost = c.bn * (sector_misaligned_rows(p.b) ? 2.0 : 1.0);
   score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
   return score;
 }

@@ -45,6 +45,11 @@ struct TmaCompat {
 TmaCompat can_use_tma(const TensorView& view);
 TmaCompat can_use_tma(const Operand& operand);
 
+// The alignment every row (and batch) of the operand starts on: the largest power of two, at most 128 bytes,
+// that divides the base address, the leading dimension and the batch stride in bytes. On an H200 TMA box rows
+// starting off 32-byte boundaries cost ~4x the L2 requests of aligned ones (docs/perf-notes.md).
+int row_alignment_bytes(const Operand& operand) noexcept;
+
 enum class BiasKind { none, row_vector /* (N) or (1,N) */, col_vector /* (M,1) */, full /* (M,N) */ };
 enum class ScaleKind { none, tensorwise, rowwise };
 

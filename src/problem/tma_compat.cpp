@@ -109,4 +109,11 @@ TmaCompat can_use_tma(const Operand& operand) {
   return check(l);
 }
 
+int row_alignment_bytes(const Operand& operand) noexcept {
+  const auto es = static_cast<uint64_t>(itemsize(operand.dtype));
+  uint64_t x = static_cast<uint64_t>(reinterpret_cast<std::uintptr_t>(operand.data)) |
+               static_cast<uint64_t>(operand.ld()) * es | static_cast<uint64_t>(operand.batch_stride) * es | 128u;
+  return static_cast<int>(x & (~x + 1));  // lowest set bit
+}
+
 }  // namespace tmagemm

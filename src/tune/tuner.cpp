@@ -66,12 +66,15 @@ struct MemoKeyHash {
 std::mutex g_memo_mutex;
 std::unordered_map<MemoKey, choices::ChoicePtr, MemoKeyHash> g_memo;
 
-// Two bits per operand: TMA-compatible, rows on 128-byte boundaries (the alignment class of the DB key).
-unsigned align_bits(const Operand& o) {
-  const auto base = reinterpret_cast<std::uintptr_t>(o.data);
-  const bool rows128 = (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 == 0 && base % 128 == 0;
-  return (can_use_tma(o).ok ? 1u : 0u) | (rows128 ? 2u : 0u);
+// Row alignment class: 2 = rows on 128-byte boundaries, 1 = on 32-byte (sector) boundaries, 0 = neither. TMA
+// speed differs between the classes (docs/perf-notes.md), so a winner is never shared across them.
+unsigned row_class(const Operand& o) {
+  const int a = row_alignment_bytes(o);
+  return a >= 128 ? 2u : a >= 32 ? 1u : 0u;
 }
+
+// Three bits per operand: TMA-compatible, row class (the alignment class of the DB key).
+unsigned align_bits(const Operand& o) { return (can_use_tma(o).ok ? 1u : 0u) | row_class(o) << 1; }
 
 MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& d) {
   return MemoKey{static_cast<int>(p.op),         p.device,
@@ -79,7 +82,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  static_cast<int>(p.a.dtype),    static_cast<int>(p.b.dtype),
                  static_cast<int>(p.out.dtype),  static_cast<int>(p.a.major()),
                  static_cast<int>(p.b.major()),  static_cast<int>(p.out.major()),
-                 align_bits(p.a) | align_bits(p.b) << 2 | align_bits(p.out) << 4,
+                 align_bits(p.a) | align_bits(p.b) << 3 | align_bits(p.out) << 6,
                  p.m,                            p.n,
                  p.k,                            p.batch,
                  static_cast<int>(o.tuning),     o.sm_carveout,
@@ -99,12 +102,9 @@ bool regex_allows(const std::string& pattern, const std::string& name) {
   return std::regex_search(name, it->second);
 }
 
-// Operand alignment class: TMA-compatible or not, rows on 128-byte boundaries or not.
+// Operand alignment class: TMA-compatible or not, then the row class (0, 1 or 2, as in row_class).
 std::string align_class(const Operand& o) {
-  const bool tma = can_use_tma(o).ok;
-  const auto base = reinterpret_cast<std::uintptr_t>(o.data);
-  const bool rows128 = (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 == 0 && base % 128 == 0;
-  return std::string(tma ? "t" : "n") + (rows128 ? "1" : "0");
+  return fmt::format("{}{}", can_use_tma(o).ok ? 't' : 'n', row_class(o));
 }
 
 // Options that change which choices may run; part of the keys when not default.
@@ -213,14 +213,11 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
                                     const runtime::DeviceInfo& dev) {
   // Documented rule: the persistent-TMA config with the best predicted time (waves x tile area / measured
   // tile throughput, penalised for misaligned rows; persistent_tma_score); if no persistent-TMA choice
-  // applies — or the rows of both A and B start off 128-byte boundaries, where every TMA tile shape loses
-  // ~1/3 to TMA request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
+  // applies — or the rows of both A and B start off 32-byte boundaries, where every TMA tile shape loses
+  // ~1/3 to L2 request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
   // (cuBLASLt's first heuristic algorithm).
-  const auto off128 = [](const Operand& o) {
-    return (o.ld() * static_cast<int64_t>(itemsize(o.dtype))) % 128 != 0 ||
-           reinterpret_cast<std::uintptr_t>(o.data) % 128 != 0;
-  };
-  if (off128(p.a) && off128(p.b))
+  const auto off32 = [](const Operand& o) { return row_alignment_bytes(o) < 32; };
+  if (off32(p.a) && off32(p.b))
     for (const auto& c : cands)
       if (c.reason.empty() && !choices::persistent_tma_config_of(*c.choice)) return c.choice;
   choices::ChoicePtr best;

@@ -156,3 +156,29 @@ TEST(TmaCompatOperand, Empty) { EXPECT_TMA_FAIL(operand(0, 8, 8, 1), "not TMA: e
 
 }  // namespace
 }  // namespace tmagemm
+
+namespace tmagemm {
+namespace {
+
+Operand rows_of(std::uintptr_t base, int64_t ld, int64_t batch_stride = 0) {
+  Operand o;
+  o.data = reinterpret_cast<const void*>(base);
+  o.dtype = DType::bf16;
+  o.rows = 4;
+  o.cols = 8;
+  o.row_stride = ld;
+  o.col_stride = 1;
+  o.batch_stride = batch_stride;
+  return o;
+}
+
+TEST(RowAlignment, LowestOfBasePitchAndBatchStrideCappedAt128) {
+  EXPECT_EQ(row_alignment_bytes(rows_of(0x10000, 64)), 128);   // 128-byte rows
+  EXPECT_EQ(row_alignment_bytes(rows_of(0x10000, 1008)), 32);  // 2016-byte rows
+  EXPECT_EQ(row_alignment_bytes(rows_of(0x10000, 1000)), 16);  // 2000-byte rows
+  EXPECT_EQ(row_alignment_bytes(rows_of(0x10002, 64)), 2);     // base one element off
+  EXPECT_EQ(row_alignment_bytes(rows_of(0x10000, 64, 64 * 4 + 8)), 16);  // batch stride 528 bytes
+}
+
+}  // namespace
+}  // namespace tmagemm

@@ -207,6 +207,34 @@ TEST_F(Tuner, FallbackSetAsideOnLargeTmaProblemsOnly) {
     if (std::string(c.choice->backend()) == "fallback") EXPECT_EQ(c.reason, "");
 }
 
+TEST_F(Tuner, HeuristicSendsSectorMisalignedRowsToCublasLt) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  // Rows of 2000 and 624 bytes start 16 bytes off a 32-byte sector every other row: TMA loses ~1/3 there, so
+  // the rule takes another backend's choice (cuBLASLt on a GPU; here, without one, the fallback: the problem is
+  // under 512³, so it is not set aside).
+  const auto off = choose(problem(200, 312, 1000), o, h200());
+  ASSERT_TRUE(off);
+  EXPECT_STRNE(off->backend(), "persistent_tma");
+  // Rows of 2016 and 608 bytes: 32-byte aligned though not 128-byte; measured at 0.97 with TMA loads.
+  const auto sector = choose(problem(200, 304, 1008), o, h200());
+  ASSERT_TRUE(sector);
+  EXPECT_STREQ(sector->backend(), "persistent_tma");
+}
+
+TEST_F(Tuner, TuningKeySeparatesRowAlignmentClasses) {
+  // 128-byte, 32-byte and 16-byte row alignment each get their own key (the same extents otherwise).
+  GemmProblem p = problem(64, 64, 64);
+  auto key_with_ld = [&](int64_t ld) {
+    p.a.row_stride = ld;
+    return tuning_key(p, h200());
+  };
+  const std::string k128 = key_with_ld(64), k32 = key_with_ld(80), k16 = key_with_ld(72);
+  EXPECT_NE(k128, k32);
+  EXPECT_NE(k32, k16);
+  EXPECT_NE(k128, k16);
+}
+
 TEST_F(Tuner, HeuristicModePicksWithoutAGpu) {
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
