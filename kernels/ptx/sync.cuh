@@ -23,11 +23,15 @@ __device__ inline cuda::std::uint32_t smem_u32(const void* p) {
   return static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// Arrives (release, cluster scope) on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster.
+// Arrives on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster (default semantics:
+// release at CTA scope, as CUTLASS's ClusterBarrier::arrive(cta_id)).
+// NOTE: measured on H200 (docs/perf-notes.md): `.release.cluster` here made ncu report 9 of 22 cycles per issue
+// stalled on a memory barrier and ran the 2-CTA kernel at about half speed. The consumers call it only after
+// wgmma.wait_group has retired the reads of the stage, and the peer's refill is ordered by this barrier.
 __device__ inline void mbarrier_arrive_cluster(const void* local_bar, cuda::std::uint32_t rank) {
   cuda::std::uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(local_bar)), "r"(rank));
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
 __device__ inline cuda::std::uint32_t cluster_ctarank() {

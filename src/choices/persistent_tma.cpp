@@ -69,8 +69,11 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       {128, 128, 64, 6, 2, 8, 1, true, 0.93},
       {64, 256, 64, 5, 1, 8, 1, true, 0.70},
       {64, 128, 64, 8, 1, 8, 1, true, 0.50},
-      // 2-CTA cluster with B multicast: correct but about half speed (docs/perf-notes.md); kept for the tuner.
-      {128, 256, 64, 4, 2, 8, 2, true, 0.50},
+      // 2-CTA clusters along M; each CTA loads half of the B tile and multicasts it to both (docs/perf-notes.md).
+      {128, 256, 64, 4, 2, 8, 2, true, 1.00},
+      {256, 128, 64, 4, 2, 8, 2, true, 0.98},
+      {128, 128, 64, 6, 2, 8, 2, true, 0.92},
+      {64, 128, 64, 8, 1, 8, 2, true, 0.50},
   };
   return table;
 }
@@ -161,11 +164,18 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
 
 namespace {
 
+// L2 promotion of an operand's loads. NOTE: measured on H200 (docs/perf-notes.md): with rows off 32 bytes,
+// 256-byte promotion costs ~12 % on 3000x5000x1000 (0.685 -> 0.765-0.770 of cuBLASLt without it; none, 64 B and
+// 128 B alike); aligned rows showed no difference, so they keep 256 B.
+CUtensorMapL2promotion promotion_for(const Operand& o) {
+  return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+}
+
 // Rank-3 tiled map over (inner, outer, batch) with 128-byte swizzle and zero fill; memoised per thread
 // (runtime::encode_tiled), so a repeated call on the same tensors encodes nothing.
 CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner, uint64_t outer,
                        uint64_t batch, int64_t outer_stride, int64_t batch_stride, uint32_t box_inner,
-                       uint32_t box_outer, const char* what) {
+                       uint32_t box_outer, CUtensorMapL2promotion promotion, const char* what) {
   runtime::TensorMapKey key;
   key.address = base;
   key.dtype = type;
@@ -181,7 +191,7 @@ CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t e
   key.element_strides[0] = key.element_strides[1] = key.element_strides[2] = 1;
   key.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
   key.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  key.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  key.l2_promotion = promotion;
   key.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   return runtime::encode_tiled(key, what);
 }
@@ -237,23 +247,24 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   CUtensorMap map_a, map_b;
   if (p.a.major() == Major::row)  // K-major: rows of K
     map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, c.bm,
-                       "cuTensorMapEncodeTiled(a)");
+                       promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
-                       "cuTensorMapEncodeTiled(a)");
+                       promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K
     map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
-                       c.bn / c.cluster_m, "cuTensorMapEncodeTiled(b)");  // each cluster CTA loads its share
+                       c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");  // each cluster CTA loads its share
   else  // N-major: K x N
     map_b = encode_map(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
-                       "cuTensorMapEncodeTiled(b)");
+                       promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));
   if (c.store_tma)
     map_out = encode_map(p.out.data,
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                         2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64, "cuTensorMapEncodeTiled(out)");
+                         2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "cuTensorMapEncodeTiled(out)");
 
   EpilogueParamsHost ep = epilogue_params(p);
 
@@ -310,12 +321,19 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   const double useful = double(p.m) * double(p.n) * double(p.batch);
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
   // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
-  // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Measured end to end, a stage takes
-  // ~1/3 more row cost than an aligned 128x256 stage before the loads fall behind the MMAs: put the larger tile
-  // side on the aligned operand.
+  // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Model: the loads fall behind
+  // the MMAs once the rows a CTA requests per unit of MMA work exceed 4/3 of an aligned 128x256 tile's
+  // (384 rows per 128x256); a misaligned row counts twice, and a cluster CTA requests only its share of B.
+  // Measured with both operands off 32 bytes (3000x5000x1000): 128x256 0.77, 128x256 in 2-CTA clusters 0.94,
+  // 256x128 clustered 0.86 — the order this model predicts.
+  const auto load_factor = [&](double a_rows, double b_rows) {
+    const double per_work = (a_rows + b_rows / cm) / (double(c.bm) * c.bn);
+    return std::min(1.0, (4.0 / 3.0) * (384.0 / (128.0 * 256.0)) / per_work);
+  };
   const double a_cost = c.bm * (sector_misaligned_rows(p.a) ? 2.0 : 1.0);
   const double b_cost = c.bn * (sector_misaligned_rows(p.b) ? 2.0 : 1.0);
-  score *= std::min(1.0, (4.0 / 3.0) * (c.bm + c.bn) / (a_cost + b_cost));
+  // Relative to the same config on aligned rows: the weights already hold what small tiles cost there.
+  score *= load_factor(a_cost, b_cost) / load_factor(c.bm, c.bn);
   return score;
 }
 

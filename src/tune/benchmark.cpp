@@ -233,11 +233,11 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     return v[v.size() / 2];
   };
 
-  // 3. Quick check, then a short screen of each survivor (median of 3 runs).
+  // 3. Quick check of every candidate; the survivors are measured below.
   struct Measured {
     choices::ChoicePtr choice;
     std::vector<float> times;
-    bool failed = false;  // failed during the rounds: dropped like a failed check
+    bool failed = false;  // failed during the timed runs: dropped like a failed check
   };
   std::vector<Measured> measured;
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -256,34 +256,22 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
                    err);
         continue;
       }
-      Measured m{c, {}};
-      for (int r = 0; r < 3; ++r) m.times.push_back(time_once(c));
-      measured.push_back(std::move(m));
+      measured.push_back(Measured{c, {}});
     } catch (const Error& e) {
       cudaGetLastError();  // a non-sticky launch error; a sticky one fails the next CUDA call anyway
       fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", c->name(), e.what());
     }
   }
 
-  // 4. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds — one
-  //    run of each per round — so that clock and thermal drift hit them alike; at least 20 rounds, more while
-  //    the rounds take under 150 ms in all (at most 60). A finalist's time is the median of all its runs.
-  //    (With 10 rounds / 60 ms the pick among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33 shapes.)
-  std::sort(measured.begin(), measured.end(),
-            [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
-  std::size_t finalists = 0;
-  if (!measured.empty()) {
-    const float best = median(measured.front().times);
-    while (finalists < measured.size() && finalists < 4 && median(measured[finalists].times) <= 1.10f * best)
-      ++finalists;
-  }
-  if (finalists > 1) {
+  // Interleaved rounds over `group` (the first `count` entries of `measured`): one run of each per round, the
+  // first to run rotating, so that clock and power drift hit them alike. Runs `min_rounds`, then more while the
+  // rounds take under `budget_s` in all (at most `max_rounds`).
+  auto rounds = [&](std::size_t count, int min_rounds, int max_rounds, double budget_s) {
     const auto rounds_start = clock::now();
-    for (int round = 0; round < 60; ++round) {
-      if (round >= 20 && std::chrono::duration<double>(clock::now() - rounds_start).count() > 0.15) break;
-      for (std::size_t f = 0; f < finalists; ++f) {
-        // Rotate which finalist runs first each round, so none always runs first or last.
-        Measured& m = measured[(f + static_cast<std::size_t>(round)) % finalists];
+    for (int round = 0; round < max_rounds; ++round) {
+      if (round >= min_rounds && std::chrono::duration<double>(clock::now() - rounds_start).count() > budget_s) break;
+      for (std::size_t f = 0; f < count; ++f) {
+        Measured& m = measured[(f + static_cast<std::size_t>(round)) % count];
         if (m.failed) continue;
         try {
           m.times.push_back(time_once(m.choice));
@@ -294,6 +282,58 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
         }
       }
     }
+  };
+
+  // 4. Warm-up: bring the GPU from idle clocks to its loaded state before anything counts. Measured on H200
+  //    (docs/perf-notes.md): with three runs in a row per choice and no warm-up, cuBLASLt's algorithm 0 screened
+  //    at 0.663 ms on 4096x4096x14336 (0.586 ms when tuned alone) and was left out of the final.
+  if (!measured.empty()) {
+    const auto warm_start = clock::now();
+    for (int r = 0; r < 200 && std::chrono::duration<double>(clock::now() - warm_start).count() < 0.03; ++r) {
+      try {
+        (void)time_once(measured.front().choice);
+      } catch (const Error&) {
+        cudaGetLastError();
+        break;  // it fails again in the screen, which drops it
+      }
+    }
+  }
+
+  // 5. Screen: three interleaved rounds of every survivor (median of 3).
+  rounds(measured.size(), 3, 3, 0.0);
+  std::erase_if(measured, [](const Measured& m) { return m.failed || m.times.empty(); });
+
+  // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds; at least
+  //    20 rounds, more while the rounds take under 150 ms in all (at most 60). A finalist's time is the median of
+  //    all its runs. (With 10 rounds / 60 ms the pick among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33
+  //    shapes.)
+  std::sort(measured.begin(), measured.end(),
+            [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
+  std::size_t finalists = 0;
+  if (!measured.empty()) {
+    const float best = median(measured.front().times);
+    while (finalists < measured.size() && finalists < 4 && median(measured[finalists].times) <= 1.10f * best)
+      ++finalists;
+  }
+  if (finalists > 1) {
+    // Heat: run the leader back to back for 200 ms, so that the finalists are compared in the card's sustained,
+    // power-limited state (the state a loop of GEMMs, and `tmagemm bench`, runs in). Measured on H200
+    // (docs/perf-notes.md): a 4096x4096x14336 GEMM slows from 0.59 to ~0.665 ms over the first ~350 ms of load, and
+    // not every kernel by the same amount, so rounds timed from a cool start ranked some shapes' choices wrongly.
+    constexpr double heat_s = 0.2;
+    const auto heat_start = clock::now();
+    try {
+      while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
+        for (int r = 0; r < 4; ++r) {
+          runtime::check_cuda(cudaMemsetAsync(flush, 0, flush_bytes, stream), "cudaMemsetAsync(L2 flush)");
+          measured.front().choice->launch(sp, stream, o, workspace.ptr);
+        }
+        runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
+      }
+    } catch (const Error&) {
+      cudaGetLastError();  // the rounds below time it again and drop it if it keeps failing
+    }
+    rounds(finalists, 20, 60, 0.15);
   }
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {

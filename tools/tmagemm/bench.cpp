@@ -61,6 +61,7 @@ struct Row {
   std::optional<double> ours_ms, base_ms, rel_err;
   std::string choice = "?";
   int baseline_algo = -1;
+  std::vector<double> baseline_trials_ms;  // median of the short trial of each cuBLASLt algorithm (-1: did not run)
   int runs = 0;
   bool bandwidth = false;
   std::size_t itemsize = 2;
@@ -252,6 +253,8 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
         std::vector<float> t;
         for (int r = 0; r < kAlgoTrialRuns; ++r)
           t.push_back(timed_run(ctx, [&] { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); }));
+        row.baseline_trials_ms.resize(static_cast<std::size_t>(i) + 1, -1.0);
+        row.baseline_trials_ms[static_cast<std::size_t>(i)] = median(t);
         if (median(t) < best) {
           best = median(t);
           row.baseline_algo = i;
@@ -393,6 +396,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"baseline_ms", opt(r.base_ms)},
       {"baseline", "cublaslt"},
       {"baseline_algo", r.baseline_algo},
+      {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
   };
   if (r.bandwidth) {

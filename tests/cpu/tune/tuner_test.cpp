@@ -222,6 +222,20 @@ TEST_F(Tuner, HeuristicSendsSectorMisalignedRowsToCublasLt) {
   EXPECT_STREQ(sector->backend(), "persistent_tma");
 }
 
+TEST_F(Tuner, HeuristicTakesClustersWhenBothOperandsAreSectorMisaligned) {
+  // 3000x5000x1000: A and B rows (2000 and 10000 bytes) start 16 bytes off a sector every other row. A 2-CTA
+  // cluster loads half of B per CTA, so its loads keep up (measured 0.94 of cuBLASLt against 0.77 unclustered).
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  o.cublaslt = false;
+  o.fallback = false;
+  const auto chosen = choose(problem(3000, 5000, 1000), o, h200());
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->name(), "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore");
+  // Aligned rows: the unclustered tile of the same size (first in the table on a tie).
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), "persistent_tma_128x256x64_s4_c2_g8_tmastore");
+}
+
 TEST_F(Tuner, TuningKeySeparatesRowAlignmentClasses) {
   // 128-byte, 32-byte and 16-byte row alignment each get their own key (the same extents otherwise).
   GemmProblem p = problem(64, 64, 64);
