@@ -244,9 +244,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         }
       }
     }
-    // NOTE: shared memory must outlive the TMA stores that read it.
+    // NOTE: shared memory must outlive the TMA stores that read it; only their reads need to be done here (the
+    // writes complete with the grid), so the CTA does not wait out the global write latency.
     if constexpr (Cfg::kStoreTma)
-      if (tid == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      if (tid == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
   }
   // NOTE: a CTA must not exit while its cluster peer may still multicast into it or arrive on its barriers.
   if constexpr (CM > 1) ptx::cluster_sync();
