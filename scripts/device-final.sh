@@ -2,8 +2,8 @@
 # device-final.sh — the release check in two calls (each under the device's 10-minute limit), from a fresh
 # tuning database with the carried kernel cache (.kcache) copied in.
 #   part 1: the GPU suite, compute-sanitizer memcheck on the kernel/tuner tests, tuned square and llm.
-#   part 2: tuned decode and misaligned, persistent TMA alone on square and llm, heuristic mode on llm,
-#           cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
+#   part 2: the tuner's GPU tests, tuned square, llm, decode and misaligned, persistent TMA alone on square and
+#           llm, heuristic mode on llm, cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
 # Writes summary.txt plus the result files (at most 8 files under $OUT).
 set -uo pipefail
 part=${1:-1}
@@ -30,9 +30,12 @@ if [ "$part" = 1 ]; then
     timeout 150 build/tmagemm bench --suite "$s" --out "$out" 2>&1 | rows
   done
 else
-  for s in decode misaligned; do
-    echo "== bench $s (tuned)"
-    timeout 120 build/tmagemm bench --suite "$s" --out "$out" 2>&1 | rows
+  timeout 120 build/tests/tmagemm_gpu_tests --gtest_filter='Tuner*' > /tmp/tuner-tests.txt 2>&1
+  echo "tuner gpu tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' /tmp/tuner-tests.txt | tr '\n' ' ')"
+  for s in square llm decode misaligned; do
+    echo "== bench $s (tuned; the AUTOTUNE tables' top 4)"
+    TMAGEMM_LOG=autotune timeout 150 build/tmagemm bench --suite "$s" --out "$out" 2>&1 \
+      | grep -A5 -E "^AUTOTUNE|^[0-9]+x|geomean|FAIL|error|skipped" | grep -vE "strides|^--"
   done
   for s in square llm; do
     echo "== $s, persistent TMA only"

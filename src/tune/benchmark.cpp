@@ -303,10 +303,9 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   rounds(measured.size(), 3, 3, 0.0);
   std::erase_if(measured, [](const Measured& m) { return m.failed || m.times.empty(); });
 
-  // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds; at least
-  //    20 rounds, more while the rounds take under 150 ms in all (at most 60). A finalist's time is the median of
-  //    all its runs. (With 10 rounds / 60 ms the pick among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33
-  //    shapes.)
+  // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds for at least
+  //    150 ms and 20 rounds, after the heat below. A finalist's time is the median of all its runs. (With 10 rounds /
+  //    60 ms the pick among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33 shapes.)
   std::sort(measured.begin(), measured.end(),
             [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
   std::size_t finalists = 0;
@@ -316,11 +315,12 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       ++finalists;
   }
   if (finalists > 1) {
-    // Heat: run the leader back to back for 200 ms, so that the finalists are compared in the card's sustained,
+    // Heat: run the leader back to back for 400 ms, so that the finalists are compared in the card's sustained,
     // power-limited state (the state a loop of GEMMs, and `tmagemm bench`, runs in). Measured on H200
     // (docs/perf-notes.md): a 4096x4096x14336 GEMM slows from 0.59 to ~0.665 ms over the first ~350 ms of load, and
-    // not every kernel by the same amount, so rounds timed from a cool start ranked some shapes' choices wrongly.
-    constexpr double heat_s = 0.2;
+    // not every kernel by the same amount: with 200 ms of heat and rounds cut at 60, our kernels still timed 5-8 %
+    // faster in the tuner than in the bench's sustained loop while cuBLASLt's timed 1-3 % faster.
+    constexpr double heat_s = 0.4;
     const auto heat_start = clock::now();
     try {
       while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
@@ -333,7 +333,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     } catch (const Error&) {
       cudaGetLastError();  // the rounds below time it again and drop it if it keeps failing
     }
-    rounds(finalists, 20, 60, 0.15);
+    rounds(finalists, 20, 100000, 0.15);
   }
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {

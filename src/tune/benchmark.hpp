@@ -1,7 +1,7 @@
 // benchmark.hpp — the tuner's measuring step: precompile candidates in parallel, check each one's output at
 // sampled positions against an fp32 reference, time the survivors on scratch buffers (never the user's output;
 // inputs are read), L2 flushed before each run: a short warm-up, a screen of three interleaved rounds over every
-// survivor, 200 ms of the leader back to back (the card's sustained state), then interleaved rounds for the
+// survivor, 400 ms of the leader back to back (the card's sustained state), then interleaved rounds for the
 // finalists (within 10 % of the best screen), median; and the AUTOTUNE log table.
 #pragma once
 #include <string>
