@@ -186,6 +186,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     int stage = 0;
     uint32_t phase = 0;
     float acc[MI][BN / 2];
+    // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
+    const uint32_t smem_base = ptx::smem_u32(smem);
+    const uint64_t a_desc0 = Cfg::kAKMajor ? ptx::smem_desc_sw128(smem_base, 16, 1024)
+                                           : ptx::smem_desc_sw128(smem_base, BK * 128, 1024);
+    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(smem_base + kABytes, 16, 1024)
+                                           : ptx::smem_desc_sw128(smem_base + kABytes, BK * 128, 1024);
 
     for (int t = first_tile; t < sched.total; t += tile_step) {
       TileCoord tc = sched.tile(t);
@@ -193,26 +199,19 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(&full[stage], phase);
-        const uint32_t a_base = ptx::smem_u32(smem + stage * kStageBytes);
-        const uint32_t b_base = a_base + kABytes;
+        // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
+        const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
         ptx::wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < BK / 16; ++k16) {
-          uint64_t db;
-          if constexpr (Cfg::kBKMajor) {
-            db = ptx::smem_desc_sw128(b_base + (k16 / 4) * BN * 128 + (k16 % 4) * 32, 16, 1024);
-          } else {
-            db = ptx::smem_desc_sw128(b_base + k16 * 16 * 128, BK * 128, 1024);
-          }
+          const uint32_t b_off = Cfg::kBKMajor ? (k16 / 4) * BN * 128 + (k16 % 4) * 32 : k16 * 16 * 128;
+          const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) {
             const int frag = cidx * MI + mi;  // which 64-row block of the tile
-            uint64_t da;
-            if constexpr (Cfg::kAKMajor) {
-              da = ptx::smem_desc_sw128(a_base + (k16 / 4) * BM * 128 + frag * 64 * 128 + (k16 % 4) * 32, 16, 1024);
-            } else {
-              da = ptx::smem_desc_sw128(a_base + frag * BK * 128 + k16 * 16 * 128, BK * 128, 1024);
-            }
+            const uint32_t a_off = Cfg::kAKMajor ? (k16 / 4) * BM * 128 + frag * 64 * 128 + (k16 % 4) * 32
+                                                 : frag * BK * 128 + k16 * 16 * 128;
+            const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
             ptx::Mma16<BN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
                                                                                           (kb | k16) != 0);
           }

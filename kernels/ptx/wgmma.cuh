@@ -36,4 +36,11 @@ __device__ inline cuda::std::uint64_t smem_desc_sw128(cuda::std::uint32_t smem_a
   return d;
 }
 
+// The descriptor of the matrix `bytes` further on: adds bytes >> 4 to the address field (low word only).
+// NOTE: valid while the shifted address stays inside its 14-bit field (shared memory < 256 KiB: always).
+__device__ inline cuda::std::uint64_t smem_desc_add(cuda::std::uint64_t desc, cuda::std::uint32_t bytes) {
+  const cuda::std::uint32_t lo = static_cast<cuda::std::uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 }  // namespace tmagemm::ptx

@@ -51,6 +51,7 @@ struct BenchOptions {
   int reps = 50;
   std::string dtype = "bf16";
   int device = 0;
+  bool interleave = true;
 };
 
 struct Row {
@@ -94,6 +95,7 @@ struct Context {
   DType pool_dtype = DType::bf16;
   Options options;
   unsigned flush_counter = 0;
+  bool interleave = true;  // false: all of tmagemm's timed runs, then all of cuBLASLt's
 };
 
 // Fixed-seed normal values, never zero, converted to `dtype`. Inputs are filled by cycling through them.
@@ -331,16 +333,26 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
   std::vector<float> t_ours, t_base;
   double sum_ours = 0, sum_base = 0;
-  for (int r = 0; r < kMaxRuns; ++r) {
-    const bool enough_runs = r >= ctx.reps;
-    const bool enough_time = (!ours || sum_ours >= kMinTimedMs) && (!base || sum_base >= kMinTimedMs);
-    if (enough_runs && enough_time) break;
-    for (int side = 0; side < 2; ++side) {
-      const bool ours_turn = (side == 0) == (r % 2 == 0);
-      if (ours_turn && ours) sum_ours += t_ours.emplace_back(timed_run(ctx, ours));
-      if (!ours_turn && base) sum_base += t_base.emplace_back(timed_run(ctx, base));
+  if (ctx.interleave) {
+    for (int r = 0; r < kMaxRuns; ++r) {
+      const bool enough_runs = r >= ctx.reps;
+      const bool enough_time = (!ours || sum_ours >= kMinTimedMs) && (!base || sum_base >= kMinTimedMs);
+      if (enough_runs && enough_time) break;
+      for (int side = 0; side < 2; ++side) {
+        const bool ours_turn = (side == 0) == (r % 2 == 0);
+        if (ours_turn && ours) sum_ours += t_ours.emplace_back(timed_run(ctx, ours));
+        if (!ours_turn && base) sum_base += t_base.emplace_back(timed_run(ctx, base));
+      }
+      row.runs = r + 1;
     }
-    row.runs = r + 1;
+  } else {
+    auto one_side = [&](const std::function<void()>& fn, std::vector<float>& t, double& sum) {
+      int r = 0;
+      for (; fn && r < kMaxRuns && (r < ctx.reps || sum < kMinTimedMs); ++r) sum += t.emplace_back(timed_run(ctx, fn));
+      row.runs = std::max(row.runs, r);
+    };
+    one_side(ours, t_ours, sum_ours);
+    one_side(base, t_base, sum_base);
   }
   if (ours) row.ours_ms = median(t_ours);
   if (base) row.base_ms = median(t_base);
@@ -424,6 +436,7 @@ int run_bench(const BenchOptions& opt) {
   Context ctx;
   ctx.device = opt.device;
   ctx.reps = opt.reps;
+  ctx.interleave = opt.interleave;
   ctx.options = Options();  // TMAGEMM_* environment variables apply (a malformed one throws: reported by main)
   cuda_check(cudaSetDevice(opt.device), "cudaSetDevice");
   const runtime::DeviceInfo& dev = runtime::device_info(opt.device);
@@ -439,8 +452,9 @@ int run_bench(const BenchOptions& opt) {
   fmt::print("tmagemm {} bench on {} ({}, {} SMs), suite {}, dtype {}\n", tmagemm::version(), dev.name, dev.arch(),
              dev.sm_count, opt.suite, opt.dtype);
   fmt::print("median of >= {} runs and >= {:.0f} ms per side, L2 flushed ({} MiB) before each run, "
-             "tmagemm and cuBLASLt (best of top-{} heuristic algorithms) interleaved\n",
-             opt.reps, kMinTimedMs, kFlushBytes >> 20, kBaselineAlgos);
+             "tmagemm and cuBLASLt (best of top-{} heuristic algorithms) {}\n",
+             opt.reps, kMinTimedMs, kFlushBytes >> 20, kBaselineAlgos,
+             opt.interleave ? "interleaved" : "one after the other (--no-interleave)");
 
   const std::string stem = slug(dev.name) + "-" + today();
   bool all_ok = true;
@@ -538,6 +552,8 @@ void add_bench(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"bf16", "f16"}))
       ->capture_default_str();
   sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
+  sub->add_flag("--interleave,!--no-interleave", opt->interleave,
+                "Alternate tmagemm's and cuBLASLt's timed runs (default); --no-interleave times all of one, then the other");
   sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
 }
 
