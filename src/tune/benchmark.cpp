@@ -8,9 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 
@@ -42,16 +40,6 @@ jit::KernelSpec gather_samples_spec(DType out_dtype) {
   spec.header = "reference.cuh";
   spec.kernel = fmt::format("tmagemm::kernels::gather_samples<{}>", out_kernel_code(out_dtype));
   return spec;
-}
-
-// Device scratch kept for the life of the process (per device): L2 flush buffer.
-void* flush_buffer(int device, std::size_t bytes) {
-  static std::mutex mutex;
-  static std::map<int, void*> buffers;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& p = buffers[device];
-  if (!p) runtime::check_cuda(cudaMalloc(&p, bytes), "cudaMalloc(L2 flush buffer)");
-  return p;
 }
 
 struct DeviceMem {
@@ -205,8 +193,19 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   for (const auto& c : cands) ws_bytes = std::max(ws_bytes, c->workspace_bytes(p));
   DeviceMem workspace(ws_bytes);
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
-  const std::size_t flush_bytes = std::max<std::size_t>(2 * dev.l2_bytes, 64u << 20);
-  void* flush = flush_buffer(p.device, flush_bytes);
+  // L2 flush before every timed run, as `tmagemm bench` does it: at least 4 x L2 and 256 MiB, a different non-zero
+  // byte each time (the flush's own DRAM traffic is part of the load the card is measured under). Measured on H200
+  // (docs/perf-notes.md): with the earlier 2 x L2 flush of zeros, the tuner timed mid-size GEMMs up to ~12 % faster
+  // than the bench did, our kernels more so than cuBLASLt's, and so ranked them wrongly.
+  const std::size_t flush_bytes = std::max<std::size_t>(4 * dev.l2_bytes, std::size_t{256} << 20);
+  DeviceMem flush_mem(flush_bytes);
+  void* flush = flush_mem.ptr;
+  unsigned flush_value = 0;
+  auto flush_l2 = [&] {
+    flush_value = flush_value % 255 + 1;
+    runtime::check_cuda(cudaMemsetAsync(flush, static_cast<int>(flush_value), flush_bytes, stream),
+                        "cudaMemsetAsync(L2 flush)");
+  };
   const Samples samples = make_samples(p, stream);
   struct Event {  // destroyed on every path out, errors included
     cudaEvent_t e = nullptr;
@@ -219,7 +218,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
 
   // One timed run of candidate i: flush L2 (outside the timed region), launch between two events.
   auto time_once = [&](const choices::ChoicePtr& c) {
-    runtime::check_cuda(cudaMemsetAsync(flush, 0, flush_bytes, stream), "cudaMemsetAsync(L2 flush)");
+    flush_l2();
     runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
     c->launch(sp, stream, o, workspace.ptr);
     runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
@@ -325,7 +324,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     try {
       while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
         for (int r = 0; r < 4; ++r) {
-          runtime::check_cuda(cudaMemsetAsync(flush, 0, flush_bytes, stream), "cudaMemsetAsync(L2 flush)");
+          flush_l2();
           measured.front().choice->launch(sp, stream, o, workspace.ptr);
         }
         runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
