@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # device-final.sh — the release check in two calls (each under the device's 10-minute limit), from a fresh
 # tuning database with the carried kernel cache (.kcache) copied in.
-#   part 1: the GPU suite, compute-sanitizer memcheck on the kernel/tuner tests, tuned square and llm.
-#   part 2: the tuner's GPU tests, tuned square, llm, decode and misaligned, persistent TMA alone on square and
-#           llm, heuristic mode on llm, cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
+#   part 1 (the kernel): the GPU suite, compute-sanitizer memcheck on the kernel/tuner/dispatch tests, ncu
+#          instruction counts on one shape, persistent TMA alone on square and llm.
+#   part 2 (the tuner): tuned square, llm (with the AUTOTUNE tables), decode and misaligned, heuristic mode on
+#          llm, cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
 # Writes summary.txt plus the result files (at most 8 files under $OUT).
 set -uo pipefail
 part=${1:-1}
@@ -24,10 +25,18 @@ if [ "$part" = 1 ]; then
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/tmagemm_gpu_tests \
     --gtest_filter='PersistentTma.EveryConfigEveryLayout:PersistentTma.EachOperand*:PersistentTma.KTail*:Tuner*:Dispatch*' \
     > /tmp/memcheck.txt 2>&1
-  echo "memcheck rc=$? ($(( $(date +%s) - start )) s): $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED) ' /tmp/memcheck.txt | tr '\n' ' ')"
+  echo "memcheck rc=$? ($(( $(date +%s) - start )) s): $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED|SKIPPED) ' /tmp/memcheck.txt | tr '\n' ' ')"
+  grep -E "^\[ RUN|^\[       OK" /tmp/memcheck.txt | tail -4
+  echo "== ncu: instructions on 4096x14336x4096 rr"
+  for c in persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore persistent_tma_256x128x64_s4_c2_g8_tmastore; do
+    TMAGEMM_CHOICE_REGEX="^$c\$" timeout 60 /usr/local/cuda/bin/ncu --metrics gpu__time_duration.sum,sm__inst_executed.sum \
+      -k regex:gemm_persistent -c 1 build/tmagemm bench --suite 4096x14336x4096:rr --reps 1 --out /tmp/n 2>&1 \
+      | grep -E "gpu__time|sm__inst" | sed "s/^/$c /"
+  done
   for s in square llm; do
-    echo "== bench $s (tuned)"
-    timeout 150 build/tmagemm bench --suite "$s" --out "$out" 2>&1 | rows
+    echo "== $s, persistent TMA only"
+    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 timeout 150 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
+    for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
   done
 else
   timeout 120 build/tests/tmagemm_gpu_tests --gtest_filter='Tuner*' > /tmp/tuner-tests.txt 2>&1
@@ -36,11 +45,6 @@ else
     echo "== bench $s (tuned; the AUTOTUNE tables' top 4)"
     TMAGEMM_LOG=autotune timeout 150 build/tmagemm bench --suite "$s" --out "$out" 2>&1 \
       | grep -A5 -E "^AUTOTUNE|^[0-9]+x|geomean|FAIL|error|skipped" | grep -vE "strides|^--"
-  done
-  for s in square llm; do
-    echo "== $s, persistent TMA only"
-    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 timeout 150 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
-    for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
   done
   echo "== llm, heuristic mode"
   TMAGEMM_TUNING=heuristic timeout 100 build/tmagemm bench --suite llm --out /tmp/heur 2>&1 | rows
