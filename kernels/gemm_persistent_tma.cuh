@@ -78,7 +78,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
   uint64_t* empty = full + S;
 
-  const int wg = threadIdx.x / 128;
+  // NOTE: read through a shuffle so that the compiler knows the warpgroup index is warp-uniform (CUTLASS's
+  // canonical_warp_group_idx): the consumers' stage offsets and wgmma descriptors then stay in uniform registers
+  // instead of being rebuilt in vector registers and moved (R2UR) before every wgmma.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tid = threadIdx.x % 128;
 
   if (threadIdx.x == 0) {
