@@ -251,9 +251,9 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   else  // M-major: stored K x M
     map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
                        promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
-  if (p.b.major() == Major::col)  // K-major: stored N x K
+  if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
     map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
-                       c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");  // each cluster CTA loads its share
+                       c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
     map_b = encode_map(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
                        promotion_for(p.b), "cuTensorMapEncodeTiled(b)");

@@ -262,8 +262,8 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     }
   }
 
-  // Interleaved rounds over `group` (the first `count` entries of `measured`): one run of each per round, the
-  // first to run rotating, so that clock and power drift hit them alike. Runs `min_rounds`, then more while the
+  // Interleaved rounds over the first `count` entries of `measured`: one run of each per round, the first to run
+  // rotating, so that clock and power drift hit them alike. Runs `min_rounds`, then more while the
   // rounds take under `budget_s` in all (at most `max_rounds`).
   auto rounds = [&](std::size_t count, int min_rounds, int max_rounds, double budget_s) {
     const auto rounds_start = clock::now();
