@@ -17,11 +17,14 @@
 // half of B, multicast into both CTAs' smem at the same offset. A stage may be refilled only when the
 // consumers of BOTH CTAs have released it, so consumers arrive on the empty barrier of every CTA in the
 // cluster; full barriers stay local (each expects its whole stage, part of which the peer delivers). Both
-// CTAs walk the same tiles and K blocks in lockstep, and neither exits before the other (final cluster sync).
+// CTAs walk the same tiles and K blocks in lockstep. Neither exits while the other may still arrive on its
+// barriers: each producer, after its last load, waits until every stage has been released by both CTAs once more.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
-//   kConsumerRegs, kProducerRegs (0: no register reallocation).
+//   kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
+// kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
+// trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer and TMA stores (tma_out) instead of
 // direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA can address.
 #pragma once
@@ -45,11 +48,42 @@ __device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t p
   }
 }
 
+// Timeline slots written by a kTrace build (per CTA). Cycle counts are the SM's clock64.
+enum TraceSlot : int {
+  kTrGlobalStart = 0,   // %globaltimer (ns) at entry, thread 0
+  kTrClockStart,        // clock64 at entry, thread 0
+  kTrInitDone,          // barriers initialised (after __syncthreads, or after arriving on the cluster barrier)
+  kTrFirstLoad,         // the producer issued its first stage
+  kTrProducerDone,      // the producer issued its last stage
+  kTrFirstFull,         // consumer 0 saw its first stage full
+  kTrFirstMainDone,     // consumer 0 finished the first tile's MMAs
+  kTrFirstEpiDone,      // consumer 0 finished the first tile's epilogue
+  kTrLastMainDone,      // ... the last tile's MMAs
+  kTrLastEpiDone,       // ... the last tile's epilogue
+  kTrStoresRead,        // consumer 0: the TMA stores have read shared memory
+  kTrExit,              // consumer 0 at its end
+  kTrGlobalExit,        // %globaltimer (ns) then
+  kTrSmid,              // the SM this CTA ran on
+  kTrTiles,             // tiles this CTA computed
+  kTrProdTile,          // producer, first stage: tile coordinates computed
+  kTrProdEmpty,         // ... empty barrier passed
+  kTrProdExpect,        // ... expect_tx armed
+  kTrProdA,             // ... A's loads issued
+  kTrConsStart,         // consumer 0 entered its loop
+  kTraceSlots = 24
+};
+
+__device__ inline cuda::std::uint64_t global_timer_ns() {
+  cuda::std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     gemm_persistent_tma(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b,
                         const __grid_constant__ TmaDesc tma_out, const EpilogueParams ep, int M, int N, int K,
-                        int batch) {
+                        int batch, unsigned long long* trace) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
@@ -69,6 +103,24 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
+  // Profiling builds only: each tracing thread keeps its timeline in a private array and writes it out at its end
+  // (a global store per mark would make the kernel's memory fences wait for it). Every call site tests kTr first,
+  // so that normal builds do not even read the clock.
+  constexpr bool kTr = Cfg::kTrace;
+  unsigned long long timeline[kTr ? kTraceSlots : 1] = {};
+  auto mark = [&](int slot, unsigned long long value) {
+    if constexpr (kTr) timeline[slot] = value;
+  };
+  auto flush_timeline = [&] {
+    if constexpr (kTr)
+      for (int s = 0; s < kTraceSlots; ++s)
+        if (timeline[s] != 0) trace[blockIdx.x * kTraceSlots + s] = timeline[s];
+  };
+  if (kTr && threadIdx.x == 0) {
+    mark(kTrGlobalStart, global_timer_ns());
+    mark(kTrClockStart, clock64());
+  }
+
   extern __shared__ unsigned char smem_raw[];
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
   const uint32_t raw_addr = ptx::smem_u32(smem_raw);
@@ -85,20 +137,24 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int tid = threadIdx.x % 128;
 
   if (threadIdx.x == 0) {
+    ptx::prefetch_tensormap(&tma_a);
+    ptx::prefetch_tensormap(&tma_b);
+    if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
     for (int s = 0; s < S; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
       cuda::ptx::mbarrier_init(&empty[s], C * 4 * CM);  // one arrival per consumer warp of every cluster CTA
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
-    ptx::prefetch_tensormap(&tma_a);
-    ptx::prefetch_tensormap(&tma_b);
-    if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
   }
-  // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
+  // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
+  // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
+  // is executed by whole warps: a lone lane's wait compiles to a slow divergent path (measured ~400 cycles).
   if constexpr (CM > 1)
-    ptx::cluster_sync();
+    ptx::cluster_arrive_relaxed();  // fence.mbarrier_init above released the initialisation
   else
     __syncthreads();
+
+  if (kTr && threadIdx.x == 0) mark(kTrInitDone, clock64());
 
   const uint32_t rank = CM > 1 ? ptx::cluster_ctarank() : 0;
   const TileScheduler sched(M, N, batch, BM * CM, BN, Cfg::kGroupM);
@@ -108,6 +164,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if (wg == 0) {
     // ---------------- producer ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if constexpr (CM > 1) ptx::cluster_wait();
     if (tid == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -115,10 +172,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         TileCoord tc = sched.tile(t);
         tc.m0 += rank * BM;  // may lie past M on the last row of clusters: TMA then fills zeros
         for (int kb = 0; kb < k_blocks; ++kb) {
+          const bool first = kTr && t == first_tile && kb == 0;
+          if (first) mark(kTrProdTile, clock64());
           mbar_wait(&empty[stage], phase ^ 1);
+          if (first) mark(kTrProdEmpty, clock64());
           // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
           cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                                &full[stage], kStageBytes);
+          if (first) mark(kTrProdExpect, clock64());
           unsigned char* a_dst = smem + stage * kStageBytes;
           unsigned char* b_dst = a_dst + kABytes;
           const int k0 = kb * BK;
@@ -137,6 +198,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                                               a_dst + i * BK * 128, &tma_a, c, &full[stage]);
             }
           }
+          if (first) mark(kTrProdA, clock64());
           if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the cluster's CTAs
             constexpr int kRows = BN / CM;
 #pragma unroll
@@ -165,16 +227,31 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                                                 b_dst + j * BK * 128, &tma_b, c, &full[stage]);
             }
           }
+          if (first) mark(kTrFirstLoad, clock64());
           if (++stage == S) {
             stage = 0;
             phase ^= 1;
           }
         }
       }
+      if (kTr) mark(kTrProducerDone, clock64());
+      if constexpr (CM > 1) {
+        // NOTE: the peer's consumers arrive on our empty barriers until they finish; wait for every stage to be
+        // released once more (a never-filled stage passes at once) so that this CTA outlives those arrivals.
+        for (int i = 0; i < S; ++i) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          if (++stage == S) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+      if (kTr) flush_timeline();
     }
   } else {
     // ---------------- consumers ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+    if constexpr (CM > 1) ptx::cluster_wait();
     const int cidx = wg - 1;
     const int lane = threadIdx.x % 32;
     // Frees a stage in every CTA of the cluster (their producers multicast into our copy of it).
@@ -196,12 +273,16 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(smem_base + kABytes, 16, 1024)
                                            : ptx::smem_desc_sw128(smem_base + kABytes, BK * 128, 1024);
 
+    const bool tracer = kTr && cidx == 0 && tid == 0;
+    int tiles_done = 0;
+    if (tracer) mark(kTrConsStart, clock64());
     for (int t = first_tile; t < sched.total; t += tile_step) {
       TileCoord tc = sched.tile(t);
       tc.m0 += rank * BM;
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(&full[stage], phase);
+        if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
         // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
         const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
         ptx::wgmma_fence();
@@ -233,6 +314,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       }
       ptx::wgmma_wait<0>();
       if (lane == 0) release(&empty[prev_stage]);
+      if (tracer) {
+        if (t == first_tile)
+          mark(kTrFirstMainDone, clock64());
+        else
+          mark(kTrLastMainDone, clock64());
+      }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         ptx::fence_accumulators(acc[mi]);
@@ -245,14 +332,29 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           store_fragment<BN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, tc.n0, M, N);
         }
       }
+      if (tracer) {
+        if (t == first_tile)
+          mark(kTrFirstEpiDone, clock64());
+        else
+          mark(kTrLastEpiDone, clock64());
+      }
+      ++tiles_done;
     }
+    if (tracer) mark(kTrTiles, tiles_done);
     // NOTE: shared memory must outlive the TMA stores that read it; only their reads need to be done here (the
     // writes complete with the grid), so the CTA does not wait out the global write latency.
     if constexpr (Cfg::kStoreTma)
       if (tid == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+    if (tracer) mark(kTrStoresRead, clock64());
   }
-  // NOTE: a CTA must not exit while its cluster peer may still multicast into it or arrive on its barriers.
-  if constexpr (CM > 1) ptx::cluster_sync();
+  if (kTr && wg == 1 && tid == 0) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+    mark(kTrExit, clock64());
+    mark(kTrGlobalExit, global_timer_ns());
+    mark(kTrSmid, smid);
+    flush_timeline();
+  }
 #endif
 }
 

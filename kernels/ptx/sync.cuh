@@ -40,9 +40,16 @@ __device__ inline cuda::std::uint32_t cluster_ctarank() {
   return r;
 }
 
-// Whole-cluster barrier (all non-exited threads of every CTA), release/acquire.
+// Whole-cluster barrier (all non-exited threads of every CTA), release/acquire; split in two halves so that a thread
+// can do independent work between its arrival and its wait.
+__device__ inline void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;\n" ::: "memory"); }
+// Arrival that orders nothing by itself (no memory fence in the SASS). Enough after fence.mbarrier_init, which already
+// releases the barrier initialisation to the cluster.
+__device__ inline void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
+__device__ inline void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory"); }
 __device__ inline void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+  cluster_arrive();
+  cluster_wait();
 }
 
 // Warms the descriptor cache for a __grid_constant__ tensor map (generic address of the parameter).

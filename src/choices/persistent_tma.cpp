@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -121,12 +123,23 @@ std::string persistent_tma_can_implement(const GemmProblem& p, const TmaConfig& 
 
 namespace {
 
+// TMAGEMM_TRACE=<file>: profiling builds that record a per-CTA timeline (kernels/gemm_persistent_tma.cuh,
+// TraceSlot); every launch then synchronises and rewrites <file> as CSV. Read once per process.
+const std::string& trace_path() {
+  static const std::string path = [] {
+    const char* v = std::getenv("TMAGEMM_TRACE");
+    return std::string(v ? v : "");
+  }();
+  return path;
+}
+
 jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out) {
   if (c.store_tma && out == 2) out = 0;  // never instantiated: TMA store takes 16-bit outputs only
   static const char* out_names[] = {"bf16", "f16", "f32"};
   jit::KernelSpec s;
-  s.name = fmt::format("{}_{}_{}{}_{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c", b_kmajor ? "c" : "r",
-                       out_names[out]);
+  const bool trace = !trace_path().empty();
+  s.name = fmt::format("{}_{}_{}{}_{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c", b_kmajor ? "c" : "r",
+                       out_names[out], trace ? "_trace" : "");
   s.header = "gemm_persistent_tma.cuh";
   const bool realloc = c.consumers >= 2;  // NOTE: setmaxnreg needs a known entry register count (<= 168 at 384 threads)
   s.extra_source = fmt::format(
@@ -136,9 +149,10 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
       "  static constexpr bool kStoreTma = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
+      "  static constexpr bool kTrace = {};\n"
       "}};\n",
       c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
-      realloc ? 232 : 0);
+      realloc ? 232 : 0, trace);
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
 }
@@ -167,7 +181,18 @@ namespace {
 // L2 promotion of an operand's loads. NOTE: measured on H200 (docs/perf-notes.md): with rows off 32 bytes,
 // 256-byte promotion costs ~12 % on 3000x5000x1000 (0.685 -> 0.765-0.770 of cuBLASLt without it; none, 64 B and
 // 128 B alike); aligned rows showed no difference, so they keep 256 B.
+// TMAGEMM_TMA_L2_PROMOTION (none, 64, 128, 256) overrides the rule for experiments.
 CUtensorMapL2promotion promotion_for(const Operand& o) {
+  static const int forced = [] {
+    const char* v = std::getenv("TMAGEMM_TMA_L2_PROMOTION");
+    const std::string s = v ? v : "";
+    if (s == "none") return 0;
+    if (s == "64") return 1;
+    if (s == "128") return 2;
+    if (s == "256") return 3;
+    return -1;
+  }();
+  if (forced >= 0) return static_cast<CUtensorMapL2promotion>(forced);
   return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
 
@@ -236,6 +261,37 @@ int max_active_clusters(CUfunction fn, const CUlaunchConfig& cfg, int cluster) {
 
 }  // namespace
 
+namespace {
+
+// Profiling builds (TMAGEMM_TRACE): launches with a zeroed timeline buffer, waits, and rewrites the trace file with
+// one CSV row per CTA (the slots of kernels/gemm_persistent_tma.cuh's TraceSlot).
+void write_trace(const GemmProblem& p, const TmaConfig& c, const CUlaunchConfig& cfg, CUfunction fn, void** params,
+                 unsigned long long** trace) {
+  constexpr int kSlots = 24;  // kTraceSlots
+  const std::size_t bytes = std::size_t{cfg.gridDimX} * kSlots * sizeof(unsigned long long);
+  const auto stream = reinterpret_cast<cudaStream_t>(cfg.hStream);
+  runtime::check_cuda(cudaMalloc(reinterpret_cast<void**>(trace), bytes), "cudaMalloc(trace)");
+  runtime::check_cuda(cudaMemsetAsync(*trace, 0, bytes, stream), "cudaMemsetAsync(trace)");
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
+  std::vector<unsigned long long> host(std::size_t{cfg.gridDimX} * kSlots);
+  runtime::check_cuda(cudaMemcpyAsync(host.data(), *trace, bytes, cudaMemcpyDeviceToHost, stream), "trace copy");
+  runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(trace)");
+  runtime::check_cuda(cudaFree(*trace), "cudaFree(trace)");
+  std::ofstream f(trace_path(), std::ios::trunc);
+  f << "# " << persistent_tma_spec(p, c).name << " M=" << p.m << " N=" << p.n << " K=" << p.k << " grid="
+    << cfg.gridDimX << "\n"
+    << "cta,global_start_ns,clock_start,init_done,first_load,producer_done,first_full,first_main_done,"
+       "first_epi_done,last_main_done,last_epi_done,stores_read,exit,global_exit_ns,smid,tiles,prod_tile,prod_empty,"
+       "prod_expect,prod_a,cons_start\n";
+  for (unsigned i = 0; i < cfg.gridDimX; ++i) {
+    f << i;
+    for (int s = 0; s < 20; ++s) f << ',' << host[std::size_t{i} * kSlots + s];
+    f << '\n';
+  }
+}
+
+}  // namespace
+
 void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout) {
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
   const std::size_t smem = c.smem_bytes();
@@ -281,7 +337,8 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     attr[0].value.clusterDim.z = 1;
   }
 
-  void* params[] = {&map_a, &map_b, &map_out, &ep, &m, &n, &k, &b};
+  unsigned long long* trace = nullptr;  // device buffer of a profiling build (TMAGEMM_TRACE)
+  void* params[] = {&map_a, &map_b, &map_out, &ep, &m, &n, &k, &b, &trace};
   CUlaunchConfig cfg{};
   cfg.gridDimX = 1;
   cfg.gridDimY = 1;
@@ -304,7 +361,12 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n",
                persistent_tma_spec(p, c).name,
                cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cm, max_clusters, cluster_tiles);
-  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
+  if (trace_path().empty()) {
+    runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr),
+                      "cuLaunchKernelEx(persistent_tma)");
+    return;
+  }
+  write_trace(p, c, cfg, fn, params, &trace);
 }
 
 namespace {
