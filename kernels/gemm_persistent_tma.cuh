@@ -13,15 +13,19 @@
 // K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
 // loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
 //
-// Clusters (kClusterM = 2): two CTAs with adjacent M tiles share one B tile. Each loads its own A tile and
-// half of B, multicast into both CTAs' smem at the same offset. A stage may be refilled only when the
-// consumers of BOTH CTAs have released it, so consumers arrive on the empty barrier of every CTA in the
-// cluster; full barriers stay local (each expects its whole stage, part of which the peer delivers). Both
-// CTAs walk the same tiles and K blocks in lockstep. Neither exits while the other may still arrive on its
-// barriers: each producer, after its last load, waits until every stage has been released by both CTAs once more.
+// Clusters (kClusterM x kClusterN CTAs, each 1 or 2): CTA rank r sits at (r % kClusterM, r / kClusterM) of the
+// cluster's tile grid. The kClusterM CTAs of one column share the B tile and the kClusterN CTAs of one row share
+// the A tile: each loads 1/kClusterM of B and 1/kClusterN of A and multicasts its part into the smem of every
+// CTA that shares it, at the same offset. A stage may be refilled only when the consumers of every CTA it is
+// written into have released it, so consumers arrive on the empty barrier of every CTA in the cluster; full
+// barriers stay local (each expects its whole stage, parts of which peers deliver). All CTAs of a cluster walk
+// the same tiles and K blocks in lockstep. None exits while a peer may still arrive on its barriers: each
+// producer, after its last load, waits until every stage has been released by the whole cluster once more.
+// Parts: a K-major operand splits its rows (box {64, rows / parts}); an MN-major A splits the K rows of each
+// 64-wide chunk (box {64, BK / parts}); an N-major B splits its 64-column chunks between the parts.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
+//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
 //   kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
@@ -88,10 +92,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages, C = Cfg::kConsumers;
-  constexpr int CM = Cfg::kClusterM;
-  static_assert(CM == 1 || CM == 2, "cluster of 1 or 2 CTAs along M");
+  constexpr int CM = Cfg::kClusterM, CN = Cfg::kClusterN, CS = CM * CN;
+  static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
   static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : (BN / 64) % 2 == 0),
                 "B must split into two multicast halves");
+  // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
+  static_assert(CN == 1 || (Cfg::kAKMajor ? (BM / 2) % 8 == 0 : (BK / 2) % 8 == 0), "A must split into two halves");
   constexpr int kRowsPerConsumer = BM / C;
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
@@ -142,35 +148,50 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
     for (int s = 0; s < S; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], C * 4 * CM);  // one arrival per consumer warp of every cluster CTA
+      cuda::ptx::mbarrier_init(&empty[s], C * 4 * CS);  // one arrival per consumer warp of every cluster CTA
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
   // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
   // is executed by whole warps: a lone lane's wait compiles to a slow divergent path (measured ~400 cycles).
-  if constexpr (CM > 1)
+  if constexpr (CS > 1)
     ptx::cluster_arrive_relaxed();  // fence.mbarrier_init above released the initialisation
   else
     __syncthreads();
 
   if (kTr && threadIdx.x == 0) mark(kTrInitDone, clock64());
 
-  const uint32_t rank = CM > 1 ? ptx::cluster_ctarank() : 0;
-  const TileScheduler sched(M, N, batch, BM * CM, BN, Cfg::kGroupM);
-  const int first_tile = blockIdx.x / CM, tile_step = gridDim.x / CM;
+  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
+  const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid
+  const TileScheduler sched(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
+  const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
   const int k_blocks = (K + BK - 1) / BK;
 
   if (wg == 0) {
     // ---------------- producer ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if constexpr (CM > 1) ptx::cluster_wait();
+    if constexpr (CS > 1) ptx::cluster_wait();
     if (tid == 0) {
+      // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
+      constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
+      const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
+      const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
+      // One TMA load into `dst`, multicast when the part is shared.
+      auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
+                      int batch_idx, uint64_t* bar, cuda::std::uint16_t mask) {
+        const cuda::std::int32_t c[3] = {c0, c1, batch_idx};
+        if (shared)
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
+        else
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
+      };
       int stage = 0;
       uint32_t phase = 0;
       for (int t = first_tile; t < sched.total; t += tile_step) {
         TileCoord tc = sched.tile(t);
-        tc.m0 += rank * BM;  // may lie past M on the last row of clusters: TMA then fills zeros
+        tc.m0 += rm * BM;  // may lie past M (or N) at the grid's edge: TMA then fills zeros
+        tc.n0 += rn * BN;
         for (int kb = 0; kb < k_blocks; ++kb) {
           const bool first = kTr && t == first_tile && kb == 0;
           if (first) mark(kTrProdTile, clock64());
@@ -183,48 +204,32 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           unsigned char* a_dst = smem + stage * kStageBytes;
           unsigned char* b_dst = a_dst + kABytes;
           const int k0 = kb * BK;
-          if constexpr (Cfg::kAKMajor) {
+          if constexpr (Cfg::kAKMajor) {  // rows of A (= M) split between the CTAs of a cluster row
+            constexpr int kRows = BM / CN;
 #pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl) {
-              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.m0, tc.batch};
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                              a_dst + sl * BM * 128, &tma_a, c, &full[stage]);
-            }
-          } else {
+            for (int sl = 0; sl < kSlabs; ++sl)
+              load(CN > 1, &tma_a, a_dst + sl * BM * 128 + rn * kRows * 128, k0 + 64 * sl, tc.m0 + rn * kRows,
+                   tc.batch, &full[stage], mask_a);
+          } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
+            constexpr int kKRows = BK / CN;
 #pragma unroll
-            for (int i = 0; i < BM / 64; ++i) {
-              const cuda::std::int32_t c[3] = {tc.m0 + 64 * i, k0, tc.batch};
-              cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                              a_dst + i * BK * 128, &tma_a, c, &full[stage]);
-            }
+            for (int i = 0; i < BM / 64; ++i)
+              load(CN > 1, &tma_a, a_dst + i * BK * 128 + rn * kKRows * 128, tc.m0 + 64 * i, k0 + rn * kKRows,
+                   tc.batch, &full[stage], mask_a);
           }
           if (first) mark(kTrProdA, clock64());
-          if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the cluster's CTAs
+          if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
             constexpr int kRows = BN / CM;
 #pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl) {
-              const cuda::std::int32_t c[3] = {k0 + 64 * sl, tc.n0 + static_cast<int>(rank) * kRows, tc.batch};
-              unsigned char* dst = b_dst + sl * BN * 128 + rank * kRows * 128;
-              if constexpr (CM > 1)
-                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_b, c,
-                                                &full[stage], static_cast<cuda::std::uint16_t>((1u << CM) - 1));
-              else
-                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_b, c,
-                                                &full[stage]);
-            }
-          } else {  // 64-column chunks of B split between the cluster's CTAs
+            for (int sl = 0; sl < kSlabs; ++sl)
+              load(CM > 1, &tma_b, b_dst + sl * BN * 128 + rm * kRows * 128, k0 + 64 * sl, tc.n0 + rm * kRows,
+                   tc.batch, &full[stage], mask_b);
+          } else {  // 64-column chunks of B split between the CTAs of a cluster column
             constexpr int kChunks = BN / 64 / CM;
 #pragma unroll
             for (int jj = 0; jj < kChunks; ++jj) {
-              const int j = static_cast<int>(rank) * kChunks + jj;
-              const cuda::std::int32_t c[3] = {tc.n0 + 64 * j, k0, tc.batch};
-              if constexpr (CM > 1)
-                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                                b_dst + j * BK * 128, &tma_b, c, &full[stage],
-                                                static_cast<cuda::std::uint16_t>((1u << CM) - 1));
-              else
-                cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                                b_dst + j * BK * 128, &tma_b, c, &full[stage]);
+              const int j = rm * kChunks + jj;
+              load(CM > 1, &tma_b, b_dst + j * BK * 128, tc.n0 + 64 * j, k0, tc.batch, &full[stage], mask_b);
             }
           }
           if (first) mark(kTrFirstLoad, clock64());
@@ -235,7 +240,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         }
       }
       if (kTr) mark(kTrProducerDone, clock64());
-      if constexpr (CM > 1) {
+      if constexpr (CS > 1) {
         // NOTE: the peer's consumers arrive on our empty barriers until they finish; wait for every stage to be
         // released once more (a never-filled stage passes at once) so that this CTA outlives those arrivals.
         for (int i = 0; i < S; ++i) {
@@ -251,14 +256,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   } else {
     // ---------------- consumers ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-    if constexpr (CM > 1) ptx::cluster_wait();
+    if constexpr (CS > 1) ptx::cluster_wait();
     const int cidx = wg - 1;
     const int lane = threadIdx.x % 32;
     // Frees a stage in every CTA of the cluster (their producers multicast into our copy of it).
     auto release = [](uint64_t* bar) {
-      if constexpr (CM > 1) {
+      if constexpr (CS > 1) {
 #pragma unroll
-        for (int r = 0; r < CM; ++r) ptx::mbarrier_arrive_cluster(bar, r);
+        for (int r = 0; r < CS; ++r) ptx::mbarrier_arrive_cluster(bar, r);
       } else {
         cuda::ptx::mbarrier_arrive(bar);
       }
@@ -278,7 +283,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if (tracer) mark(kTrConsStart, clock64());
     for (int t = first_tile; t < sched.total; t += tile_step) {
       TileCoord tc = sched.tile(t);
-      tc.m0 += rank * BM;
+      tc.m0 += rm * BM;
+      tc.n0 += rn * BN;
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
         mbar_wait(&full[stage], phase);
@@ -325,7 +331,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         ptx::fence_accumulators(acc[mi]);
         const int row0 = tc.m0 + (cidx * MI + mi) * 64;
         if constexpr (Cfg::kStoreTma) {
-          if (row0 < M)
+          if (row0 < M && tc.n0 < N)  // a cluster CTA's tile may lie wholly outside the output
             store_fragment_tma<BN, Cfg::kOut>(acc[mi], staging + cidx * kStagingBytes, &tma_out, tc.batch, row0,
                                               tc.n0, 1 + cidx);
         } else {

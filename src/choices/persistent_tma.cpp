@@ -41,8 +41,9 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}", bm, bn, bk, stages, consumers, group_m,
-                     cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(), store_tma ? "_tmastore" : "");
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}{}", bm, bn, bk, stages, consumers, group_m,
+                     cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
+                     cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "");
 }
 
 std::size_t TmaConfig::smem_bytes() const {
@@ -52,30 +53,36 @@ std::size_t TmaConfig::smem_bytes() const {
 }
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
-  // bm, bn, bk, stages, consumers, group_m
+  // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight
   // The last number is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
   // only persistent_tma_pick uses it.
   static const std::vector<TmaConfig> table = {
       // Direct (masked) stores: any output layout, alignment and dtype.
-      {128, 256, 64, 4, 2, 8, 1, false, 0.93},
-      {128, 192, 64, 5, 2, 8, 1, false, 0.90},
-      {256, 128, 64, 4, 2, 8, 1, false, 0.92},
-      {128, 128, 64, 6, 2, 8, 1, false, 0.85},
-      {64, 256, 64, 5, 1, 8, 1, false, 0.65},
-      {64, 128, 64, 8, 1, 8, 1, false, 0.45},
-      {128, 128, 128, 3, 2, 8, 1, false, 0.80},
+      {128, 256, 64, 4, 2, 8, 1, 1, false, 0.93},
+      {128, 192, 64, 5, 2, 8, 1, 1, false, 0.90},
+      {256, 128, 64, 4, 2, 8, 1, 1, false, 0.92},
+      {128, 128, 64, 6, 2, 8, 1, 1, false, 0.85},
+      {64, 256, 64, 5, 1, 8, 1, 1, false, 0.65},
+      {64, 128, 64, 8, 1, 8, 1, 1, false, 0.45},
+      {128, 128, 128, 3, 2, 8, 1, 1, false, 0.80},
       // TMA-store epilogue: 16-bit row-major outputs that TMA can address.
-      {128, 256, 64, 4, 2, 8, 1, true, 1.00},
-      {256, 128, 64, 4, 2, 8, 1, true, 1.00},
-      {128, 192, 64, 4, 2, 8, 1, true, 0.97},
-      {128, 128, 64, 6, 2, 8, 1, true, 0.93},
-      {64, 256, 64, 5, 1, 8, 1, true, 0.70},
-      {64, 128, 64, 8, 1, 8, 1, true, 0.50},
+      {128, 256, 64, 4, 2, 8, 1, 1, true, 1.00},
+      {256, 128, 64, 4, 2, 8, 1, 1, true, 1.00},
+      {128, 192, 64, 4, 2, 8, 1, 1, true, 0.97},
+      {128, 128, 64, 6, 2, 8, 1, 1, true, 0.93},
+      {64, 256, 64, 5, 1, 8, 1, 1, true, 0.70},
+      {64, 128, 64, 8, 1, 8, 1, 1, true, 0.50},
       // 2-CTA clusters along M; each CTA loads half of the B tile and multicasts it to both (docs/perf-notes.md).
-      {128, 256, 64, 4, 2, 8, 2, true, 1.00},
-      {256, 128, 64, 4, 2, 8, 2, true, 0.98},
-      {128, 128, 64, 6, 2, 8, 2, true, 0.92},
-      {64, 128, 64, 8, 1, 8, 2, true, 0.50},
+      {128, 256, 64, 4, 2, 8, 2, 1, true, 1.00},
+      {256, 128, 64, 4, 2, 8, 2, 1, true, 0.98},
+      {128, 128, 64, 6, 2, 8, 2, 1, true, 0.92},
+      {64, 128, 64, 8, 1, 8, 2, 1, true, 0.50},
+      // A cluster along N (each CTA loads half of the A tile) and a 2x2 cluster (half of A and half of B).
+      // Weight 0: only the tuner takes them. Measured (docs/perf-notes.md, v7): 256x128 along N ties 128x256 along M
+      // on 4096-8192 shapes; 2x2 wins where both operands' rows are misaligned (3000x5000x1000 0.990 against 0.972)
+      // and loses 10-20 % on aligned shapes (a cluster of 4 places worse); a 64x128 2x2 lost everywhere (0.72-0.75).
+      {256, 128, 64, 4, 2, 8, 1, 2, true, 0.0},
+      {128, 256, 64, 4, 2, 8, 2, 2, true, 0.0},
   };
   return table;
 }
@@ -92,7 +99,8 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
   if (c.bn % 64 != 0 || c.bn > 256) return "block N must be a multiple of 64, at most 256";
   if (c.cluster_m != 1 && !(c.cluster_m == 2 && (c.bn / 64) % 2 == 0))
-    return "a cluster of 2 needs block N to split into two multicast halves of 64-column chunks";
+    return "a cluster of 2 along M needs block N to split into two multicast halves of 64-column chunks";
+  if (c.cluster_n != 1 && c.cluster_n != 2) return "a cluster has 1 or 2 CTAs along N";
   if (c.store_tma) {
     if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16) return "TMA-store epilogue needs a bf16 or f16 output";
     if (p.out.major() != Major::row) return "TMA-store epilogue needs a row-major output";
@@ -145,13 +153,13 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
   s.extra_source = fmt::format(
       "struct TmagemmTmaConfig {{\n"
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
-      "  static constexpr int kClusterM = {};\n"
+      "  static constexpr int kClusterM = {}, kClusterN = {};\n"
       "  static constexpr bool kStoreTma = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
       "  static constexpr bool kTrace = {};\n"
       "}};\n",
-      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
+      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
       realloc ? 232 : 0, trace);
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
@@ -301,12 +309,13 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
       p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const std::size_t elem = 2;
   CUtensorMap map_a, map_b;
+  // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
-    map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, c.bm,
-                       promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
+    map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
+                       c.bm / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
-    map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
-                       promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
+    map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
+                       c.bk / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
     map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
                        c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
@@ -325,8 +334,9 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   EpilogueParamsHost ep = epilogue_params(p);
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
-  const int cm = c.cluster_m;
-  const int64_t cluster_tiles = ((p.m + c.bm * cm - 1) / (c.bm * cm)) * ((p.n + c.bn - 1) / c.bn) * p.batch;
+  const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster
+  const int64_t cluster_tiles = ((p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m)) *
+                                ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n)) * p.batch;
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
   int64_t max_clusters = sms / cm;
   CUlaunchAttribute attr[1];
@@ -377,19 +387,20 @@ bool sector_misaligned_rows(const Operand& o) { return row_alignment_bytes(o) < 
 double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d, int sm_carveout) {
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
-  const int cm = c.cluster_m;
-  const double tiles = std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / c.bn) * double(p.batch);
-  const double waves = std::ceil(tiles / std::max(1, sms / cm));
+  const int cm = c.cluster_m, cn = c.cluster_n;
+  const double tiles =
+      std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / (c.bn * cn)) * double(p.batch);  // clusters'
+  const double waves = std::ceil(tiles / std::max(1, sms / (cm * cn)));
   const double useful = double(p.m) * double(p.n) * double(p.batch);
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
   // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
   // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Model: the loads fall behind
   // the MMAs once the rows a CTA requests per unit of MMA work exceed 4/3 of an aligned 128x256 tile's
-  // (384 rows per 128x256); a misaligned row counts twice, and a cluster CTA requests only its share of B.
+  // (384 rows per 128x256); a misaligned row counts twice, and a cluster CTA requests only its share of A and B.
   // Measured with both operands off 32 bytes (3000x5000x1000): 128x256 0.77, 128x256 in 2-CTA clusters 0.94,
   // 256x128 clustered 0.86 — the order this model predicts.
   const auto load_factor = [&](double a_rows, double b_rows) {
-    const double per_work = (a_rows + b_rows / cm) / (double(c.bm) * c.bn);
+    const double per_work = (a_rows / cn + b_rows / cm) / (double(c.bm) * c.bn);
     return std::min(1.0, (4.0 / 3.0) * (384.0 / (128.0 * 256.0)) / per_work);
   };
   const double a_cost = c.bm * (sector_misaligned_rows(p.a) ? 2.0 : 1.0);

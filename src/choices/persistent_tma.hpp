@@ -15,10 +15,11 @@ namespace tmagemm::choices {
 struct TmaConfig {
   int bm, bn, bk, stages, consumers, group_m;
   int cluster_m = 1;       // CTAs per cluster along M sharing (multicasting) the B tile: 1 or 2
+  int cluster_n = 1;       // CTAs per cluster along N sharing (multicasting) the A tile: 1 or 2
   bool store_tma = false;  // epilogue through shared memory + TMA stores (16-bit row-major TMA-able outputs)
-  double weight = 1.0;     // relative full-tile throughput (measured), used only by persistent_tma_pick
+  double weight = 1.0;     // relative full-tile throughput (measured), used only by persistent_tma_pick (0: never)
 
-  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_cm2", "_tmastore")
+  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_cm2", "_cn2", "_tmastore")
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
   int threads() const { return 128 * (consumers + 1); }
 };
