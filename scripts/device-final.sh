@@ -28,7 +28,7 @@ if [ "$part" = 1 ]; then
   echo "memcheck rc=$? ($(( $(date +%s) - start )) s): $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED|SKIPPED) ' /tmp/memcheck.txt | tr '\n' ' ')"
   grep -E "^\[ RUN|^\[       OK" /tmp/memcheck.txt | tail -4
   echo "== ncu: instructions on 4096x14336x4096 rr"
-  for c in persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore persistent_tma_256x128x64_s4_c2_g8_tmastore; do
+  for c in persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore persistent_tma_256x128x64_s4_c2_g8_cn2_tmastore; do
     TMAGEMM_CHOICE_REGEX="^$c\$" timeout 60 /usr/local/cuda/bin/ncu --metrics gpu__time_duration.sum,sm__inst_executed.sum \
       -k regex:gemm_persistent -c 1 build/tmagemm bench --suite 4096x14336x4096:rr --reps 1 --out /tmp/n 2>&1 \
       | grep -E "gpu__time|sm__inst" | sed "s/^/$c /"
