@@ -7,10 +7,11 @@
 //   does    convert to the output type (bf16 / f16 with round-to-nearest-even, or f32) and store;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   store_fragment_tma: the same fragment through shared memory and TMA stores (16-bit outputs whose tensor
-//           TMA can address). The staging buffer holds two [64 rows][64 cols] 128B-swizzled blocks; the
-//           fragment goes out in 64-column chunks, two at a time. Before refilling the buffer the issuing thread
+//           TMA can address). The staging buffer holds Slots [64 rows][64 cols] 128B-swizzled blocks; the
+//           fragment goes out in 64-column chunks, Slots at a time. Before refilling the buffer the issuing thread
 //           waits until the previous stores have READ it (not until they are written), so stores of one tile
-//           drain while the next tile's MMAs run. The TMA store clips rows >= M and columns >= N.
+//           drain while the next tile's MMAs run; with Slots = N / 64 a fragment never waits on its own stores.
+//           The TMA store clips rows >= M and columns >= N.
 //   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
 //           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
 #pragma once
@@ -85,9 +86,9 @@ __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[
   }
 }
 
-// Stages one m64nN fragment (N a multiple of 64) in `staging` (1024-aligned, 2 x 8 KiB) and stores it with TMA
-// at (col0, row0, batch). All 128 threads of the warpgroup call this; `bar_id` is their named barrier.
-template <int N, int Out>
+// Stages one m64nN fragment (N a multiple of 64) in `staging` (1024-aligned, Slots x 8 KiB) and stores it with
+// TMA at (col0, row0, batch). All 128 threads of the warpgroup call this; `bar_id` is their named barrier.
+template <int N, int Out, int Slots = 2>
 __device__ inline void store_fragment_tma(const float (&d)[N / 2], unsigned char* staging, const void* tma_out,
                                           int batch, int row0, int col0, int bar_id) {
   static_assert(N % 64 == 0, "TMA-store epilogue works in 64-column chunks");
@@ -98,12 +99,12 @@ __device__ inline void store_fragment_tma(const float (&d)[N / 2], unsigned char
   const int r = 16 * warp + (lane % 8) + 8 * ((lane / 8) % 2);  // row this lane addresses in stmatrix
   const cuda::std::uint32_t base = ptx::smem_u32(staging);
 #pragma unroll
-  for (int g = 0; g < kChunks; g += 2) {
+  for (int g = 0; g < kChunks; g += Slots) {
     // NOTE: the staging buffer may be rewritten only after the TMA stores issued from it have read it.
     if (t == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
     ptx::named_barrier_sync(bar_id, 128);
 #pragma unroll
-    for (int sub = 0; sub < 2 && g + sub < kChunks; ++sub) {
+    for (int sub = 0; sub < Slots && g + sub < kChunks; ++sub) {
       const int chunk = g + sub;
 #pragma unroll
       for (int jj = 0; jj < 4; ++jj) {
@@ -124,7 +125,7 @@ __device__ inline void store_fragment_tma(const float (&d)[N / 2], unsigned char
     ptx::named_barrier_sync(bar_id, 128);
     if (t == 0) {
 #pragma unroll
-      for (int sub = 0; sub < 2 && g + sub < kChunks; ++sub) {
+      for (int sub = 0; sub < Slots && g + sub < kChunks; ++sub) {
         const cuda::std::int32_t coords[3] = {col0 + 64 * (g + sub), row0, batch};
         cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tma_out, coords,
                                         staging + sub * 8192);

@@ -2,8 +2,9 @@
 //
 // One CTA per SM loops over output tiles (scheduler.cuh). Warpgroup 0 is the producer: one thread issues
 // TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
-// Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile, runs
-// wgmma.mma_async m64nBNk16 from shared memory into fp32 registers, and stores its rows (epilogue.cuh).
+// Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
+// and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
+// its part (epilogue.cuh).
 //
 // Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
@@ -25,12 +26,13 @@
 // 64-wide chunk (box {64, BK / parts}); an N-major B splits its 64-column chunks between the parts.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
+//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
 //   kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
-// kStoreTma: the epilogue goes through a per-consumer staging buffer and TMA stores (tma_out) instead of
-// direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA can address.
+// kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
+// stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
+// can address.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -98,8 +100,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                 "B must split into two multicast halves");
   // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
   static_assert(CN == 1 || (Cfg::kAKMajor ? (BM / 2) % 8 == 0 : (BK / 2) % 8 == 0), "A must split into two halves");
-  constexpr int kRowsPerConsumer = BM / C;
+  constexpr bool SN = Cfg::kSplitN;
+  constexpr int kRowsPerConsumer = SN ? BM : BM / C;
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
+  constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
+  static_assert(!SN || (WN % 64 == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
   constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
   static_assert(BK % 64 == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
   constexpr int kSlabs = BK / 64;
@@ -131,7 +136,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
   const uint32_t raw_addr = ptx::smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  constexpr int kStagingBytes = 2 * 64 * 64 * 2;  // per consumer: two [64][64] 16-bit swizzled blocks
+  constexpr int kStagingBytes = Cfg::kStagingChunks * 64 * 64 * 2;  // per consumer: [64][64] 16-bit swizzled blocks
   unsigned char* staging = smem + S * kStageBytes;  // only with kStoreTma
   uint64_t* full = reinterpret_cast<uint64_t*>(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
   uint64_t* empty = full + S;
@@ -270,13 +275,15 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     };
     int stage = 0;
     uint32_t phase = 0;
-    float acc[MI][BN / 2];
+    float acc[MI][WN / 2];
     // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
     const uint32_t smem_base = ptx::smem_u32(smem);
     const uint64_t a_desc0 = Cfg::kAKMajor ? ptx::smem_desc_sw128(smem_base, 16, 1024)
                                            : ptx::smem_desc_sw128(smem_base, BK * 128, 1024);
-    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(smem_base + kABytes, 16, 1024)
-                                           : ptx::smem_desc_sw128(smem_base + kABytes, BK * 128, 1024);
+    // With kSplitN a consumer reads its own columns of B: rows of a K-major slab or 64-column chunks.
+    const uint32_t b_cols = SN ? (Cfg::kBKMajor ? cidx * WN * 128 : cidx * (WN / 64) * BK * 128) : 0;
+    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(smem_base + kABytes + b_cols, 16, 1024)
+                                           : ptx::smem_desc_sw128(smem_base + kABytes + b_cols, BK * 128, 1024);
 
     const bool tracer = kTr && cidx == 0 && tid == 0;
     int tiles_done = 0;
@@ -298,11 +305,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) {
-            const int frag = cidx * MI + mi;  // which 64-row block of the tile
+            const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
             const uint32_t a_off = Cfg::kAKMajor ? (k16 / 4) * BM * 128 + frag * 64 * 128 + (k16 % 4) * 32
                                                  : frag * BK * 128 + k16 * 16 * 128;
             const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
-            ptx::Mma16<BN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
+            ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
                                                                                           (kb | k16) != 0);
           }
         }
@@ -329,13 +336,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         ptx::fence_accumulators(acc[mi]);
-        const int row0 = tc.m0 + (cidx * MI + mi) * 64;
+        const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
+        const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         if constexpr (Cfg::kStoreTma) {
-          if (row0 < M && tc.n0 < N)  // a cluster CTA's tile may lie wholly outside the output
-            store_fragment_tma<BN, Cfg::kOut>(acc[mi], staging + cidx * kStagingBytes, &tma_out, tc.batch, row0,
-                                              tc.n0, 1 + cidx);
+          if (row0 < M && col0 < N)  // a cluster CTA's tile may lie wholly outside the output
+            store_fragment_tma<WN, Cfg::kOut, Cfg::kStagingChunks>(acc[mi], staging + cidx * kStagingBytes, &tma_out, tc.batch, row0,
+                                              col0, 1 + cidx);
         } else {
-          store_fragment<BN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, tc.n0, M, N);
+          store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }
       }
       if (tracer) {

@@ -41,19 +41,21 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}_g{}{}{}{}", bm, bn, bk, stages, consumers, group_m,
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}", bm, bn, bk, stages, consumers, split_n ? "_sn" : "",
+                     group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
-                     cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "");
+                     cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "",
+                     store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string());
 }
 
 std::size_t TmaConfig::smem_bytes() const {
   const std::size_t stage = static_cast<std::size_t>(bm + bn) * bk * 2;
-  const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * 2 * 64 * 64 * 2 : 0;
+  const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * staging_chunks * 64 * 64 * 2 : 0;
   return stage * stages + staging + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
 }
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
-  // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight
+  // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight, split_n, staging_chunks
   // The last number is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
   // only persistent_tma_pick uses it.
   static const std::vector<TmaConfig> table = {
@@ -83,6 +85,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // and loses 10-20 % on aligned shapes (a cluster of 4 places worse); a 64x128 2x2 lost everywhere (0.72-0.75).
       {256, 128, 64, 4, 2, 8, 1, 2, true, 0.0},
       {128, 256, 64, 4, 2, 8, 2, 2, true, 0.0},
+      // Consumers that split the columns instead of the rows: a 64-row tile with two m64n64 consumers (cuBLASLt
+      // runs 1000^3 on a 64x128 2x1 kernel with two consumer warpgroups). 1024^3 0.982 against 0.971 with one
+      // consumer; 1000^3 level. (128x256 split this way measured level with 128x256 on 4096-8192 shapes: not kept.)
+      {64, 128, 64, 8, 2, 8, 2, 1, true, 0.0, true},
+      // One stage fewer buys a staging buffer for a whole 64x256 fragment per consumer: the epilogue then never
+      // waits for its own stores to read shared memory (1,400-1,900 cycles a tile with two blocks). Measured
+      // 1.002-1.008 where 128x256 2x1 read 1.000-1.004 (4096-sized shapes), 0.941 against 0.968 on 3000x5000x1000.
+      {128, 256, 64, 3, 2, 8, 2, 1, true, 0.0, false, 4},
   };
   return table;
 }
@@ -96,12 +106,15 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
   if (c.bk != 64 && c.bk != 128) return "block K must be 64 or 128 (whole 128-byte swizzle slabs)";
-  if (c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
+  if (!c.split_n && c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
+  if (c.split_n && (c.bm % 64 != 0 || c.bn % (64 * c.consumers) != 0))
+    return "consumers that split the columns need block M a multiple of 64 and 64 columns or more each";
   if (c.bn % 64 != 0 || c.bn > 256) return "block N must be a multiple of 64, at most 256";
   if (c.cluster_m != 1 && !(c.cluster_m == 2 && (c.bn / 64) % 2 == 0))
     return "a cluster of 2 along M needs block N to split into two multicast halves of 64-column chunks";
   if (c.cluster_n != 1 && c.cluster_n != 2) return "a cluster has 1 or 2 CTAs along N";
   if (c.store_tma) {
+    if (c.staging_chunks < 1) return "the TMA-store epilogue needs at least one staging block";
     if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16) return "TMA-store epilogue needs a bf16 or f16 output";
     if (p.out.major() != Major::row) return "TMA-store epilogue needs a row-major output";
     if (auto t = can_use_tma(p.out); !t.ok) return "out: " + t.reason;
@@ -153,14 +166,16 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
   s.extra_source = fmt::format(
       "struct TmagemmTmaConfig {{\n"
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
+      "  static constexpr bool kSplitN = {};\n"
+      "  static constexpr int kStagingChunks = {};\n"
       "  static constexpr int kClusterM = {}, kClusterN = {};\n"
       "  static constexpr bool kStoreTma = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
       "  static constexpr bool kTrace = {};\n"
       "}};\n",
-      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.cluster_m, c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0,
-      realloc ? 232 : 0, trace);
+      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.split_n, std::max(1, c.staging_chunks), c.cluster_m,
+      c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0, realloc ? 232 : 0, trace);
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
 }

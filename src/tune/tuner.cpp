@@ -171,7 +171,8 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
     for (const auto& twin : out) {
       const auto* t = choices::persistent_tma_config_of(*twin.choice);
       if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
-          t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n) {
+          t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n &&
+          t->split_n == cfg->split_n) {
         c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
         break;
       }
