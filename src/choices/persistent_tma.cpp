@@ -55,9 +55,9 @@ std::size_t TmaConfig::smem_bytes() const {
 }
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
-  // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight, split_n, staging_chunks
-  // The last number is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
-  // only persistent_tma_pick uses it.
+  // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight, split_n, staging_chunks,
+  // tuner_only. The weight is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
+  // persistent_tma_score uses it (the heuristic's pick and the tuner's prescreen).
   static const std::vector<TmaConfig> table = {
       // Direct (masked) stores: any output layout, alignment and dtype.
       {128, 256, 64, 4, 2, 8, 1, 1, false, 0.93},
@@ -79,20 +79,20 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       {256, 128, 64, 4, 2, 8, 2, 1, true, 0.98},
       {128, 128, 64, 6, 2, 8, 2, 1, true, 0.92},
       {64, 128, 64, 8, 1, 8, 2, 1, true, 0.50},
-      // A cluster along N (each CTA loads half of the A tile) and a 2x2 cluster (half of A and half of B).
-      // Weight 0: only the tuner takes them. Measured (docs/perf-notes.md, v7): 256x128 along N ties 128x256 along M
-      // on 4096-8192 shapes; 2x2 wins where both operands' rows are misaligned (3000x5000x1000 0.990 against 0.972)
-      // and loses 10-20 % on aligned shapes (a cluster of 4 places worse); a 64x128 2x2 lost everywhere (0.72-0.75).
-      {256, 128, 64, 4, 2, 8, 1, 2, true, 0.0},
-      {128, 256, 64, 4, 2, 8, 2, 2, true, 0.0},
+      // A cluster along N (each CTA loads half of the A tile) and a 2x2 cluster (half of A and half of B); the
+      // configs below are left to the tuner. Measured (docs/perf-notes.md, v7): 256x128 along N ties 128x256
+      // along M on 4096-8192 shapes; 2x2 wins where both operands' rows are misaligned (3000x5000x1000 0.990
+      // against 0.972) and loses 10-20 % on aligned shapes; a 64x128 2x2 lost everywhere (0.72-0.75).
+      {256, 128, 64, 4, 2, 8, 1, 2, true, 1.00, false, 2, true},
+      {128, 256, 64, 4, 2, 8, 2, 2, true, 0.90, false, 2, true},
       // Consumers that split the columns instead of the rows: a 64-row tile with two m64n64 consumers (cuBLASLt
       // runs 1000^3 on a 64x128 2x1 kernel with two consumer warpgroups). 1024^3 0.982 against 0.971 with one
       // consumer; 1000^3 level. (128x256 split this way measured level with 128x256 on 4096-8192 shapes: not kept.)
-      {64, 128, 64, 8, 2, 8, 2, 1, true, 0.0, true},
+      {64, 128, 64, 8, 2, 8, 2, 1, true, 0.50, true, 2, true},
       // One stage fewer buys a staging buffer for a whole 64x256 fragment per consumer: the epilogue then never
       // waits for its own stores to read shared memory (1,400-1,900 cycles a tile with two blocks). Measured
       // 1.002-1.008 where 128x256 2x1 read 1.000-1.004 (4096-sized shapes), 0.941 against 0.968 on 3000x5000x1000.
-      {128, 256, 64, 3, 2, 8, 2, 1, true, 0.0, false, 4},
+      {128, 256, 64, 3, 2, 8, 2, 1, true, 1.00, false, 4, true},
   };
   return table;
 }
@@ -429,7 +429,7 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::Device
   const TmaConfig* best = nullptr;
   double best_score = -1;
   for (const auto& c : persistent_tma_configs()) {
-    if (!persistent_tma_can_implement(p, c, d).empty()) continue;
+    if (c.tuner_only || !persistent_tma_can_implement(p, c, d).empty()) continue;
     const double score = persistent_tma_score(p, c, d, sm_carveout);
     if (score > best_score) {
       best_score = score;

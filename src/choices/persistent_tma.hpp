@@ -17,9 +17,10 @@ struct TmaConfig {
   int cluster_m = 1;       // CTAs per cluster along M sharing (multicasting) the B tile: 1 or 2
   int cluster_n = 1;       // CTAs per cluster along N sharing (multicasting) the A tile: 1 or 2
   bool store_tma = false;  // epilogue through shared memory + TMA stores (16-bit row-major TMA-able outputs)
-  double weight = 1.0;     // relative full-tile throughput (measured), used only by persistent_tma_pick (0: never)
+  double weight = 1.0;     // relative full-tile throughput (measured): the heuristic's and the tuner's prescreen
   bool split_n = false;    // consumers share the rows and split the columns (else they split the rows)
   int staging_chunks = 2;  // TMA-store epilogue: [64][64] staging blocks per consumer (N / 64: no wait inside a tile)
+  bool tuner_only = false; // never picked by the heuristic (persistent_tma_pick, heuristic mode), only benchmarked
 
   std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4")
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)

@@ -178,6 +178,23 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
       }
     }
   }
+  // Prescreen: a persistent-TMA config whose predicted time (persistent_tma_score: waves x tile area / measured
+  // tile throughput, with the misaligned-row load model) is more than 1/kPrescreenRatio of the best applicable
+  // one's is set aside. Measured in the bench's sustained, power-capped state, small tiles lose 2-3 % on large
+  // problems where the tuner's short runs time them level or ahead (docs/perf-notes.md, v7), and each costs a
+  // compile on a cold kernel cache. A regex that leaves one config keeps it (it is then the best).
+  double best_score = 0;
+  for (const auto& c : out)
+    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+      best_score = std::max(best_score, choices::persistent_tma_score(p, *cfg, dev, o.sm_carveout));
+  for (auto& c : out)
+    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
+      const double s = choices::persistent_tma_score(p, *cfg, dev, o.sm_carveout);
+      if (s < kPrescreenRatio * best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
+                               "prescreen keeps those within {:.2f}x)",
+                               best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio);
+    }
   // The fallback template (mma.sync, no TMA) measured 0.22-0.32 of cuBLASLt on every aligned `llm` shape
   // (docs/perf-notes.md, fallback v2): where a persistent-TMA choice applies and the problem is not tiny, it
   // cannot win, and compiling and timing it costs ~2 s of a cold tune. It stays for what TMA refuses and for
@@ -225,7 +242,7 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
   double best_score = -1;
   for (const auto& c : cands) {
     if (!c.reason.empty()) continue;
-    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice)) {
+    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && !cfg->tuner_only) {
       const double s = choices::persistent_tma_score(p, *cfg, dev, 0);
       if (s > best_score) {
         best_score = s;
