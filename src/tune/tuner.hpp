@@ -24,7 +24,7 @@ struct Candidate {
 // Above this M*N*K*batch the fallback template is set aside whenever a persistent-TMA choice applies (512³).
 inline constexpr double kFallbackMaxVolumeBesideTma = 134217728.0;
 // Persistent-TMA configs predicted slower than 1 / kPrescreenRatio of the best one are not benchmarked (enumerate).
-inline constexpr double kPrescreenRatio = 0.85;
+inline constexpr double kPrescreenRatio = 0.75;
 
 // Every choice of every backend for the problem, with the reason it is filtered out (if it is). Besides each
 // choice's own can_implement: direct-store TMA configs with an applicable TMA-store twin are "dominated", and

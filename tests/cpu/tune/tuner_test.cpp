@@ -121,6 +121,8 @@ TEST_F(Tuner, PrescreenSetsAsideTilesPredictedFarBehind) {
   // 128 x 8192: 128x256 fills only 32 SMs, so the small tile is the best and the big one is set aside.
   EXPECT_EQ(reason_of(problem(128, 8192, 8192), small), "");
   EXPECT_NE(reason_of(problem(128, 8192, 8192), big).find("set aside: predicted"), std::string::npos);
+  // 1000^3 (rows 16 bytes off a sector): the model ranks 128x128 2x1 first, but 64x128 2x1, measured best, stays.
+  EXPECT_EQ(reason_of(problem(1000, 1000, 1000), "persistent_tma_64x128x64_s8_c1_g8_cm2_tmastore"), "");
   // A regex that leaves only the small tile keeps it.
   Options only = o;
   only.choice_regex = "^" + small + "$";
