@@ -26,8 +26,8 @@
 // 64-wide chunk (box {64, BK / parts}); an N-major B splits its 64-column chunks between the parts.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kOut, kStoreTma,
-//   kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
+//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16,
+//   kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
@@ -340,8 +340,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         if constexpr (Cfg::kStoreTma) {
           if (row0 < M && col0 < N)  // a cluster CTA's tile may lie wholly outside the output
-            store_fragment_tma<WN, Cfg::kOut, Cfg::kStagingChunks>(acc[mi], staging + cidx * kStagingBytes, &tma_out, tc.batch, row0,
-                                              col0, 1 + cidx);
+            store_fragment_tma<WN, Cfg::kOut, Cfg::kStagingChunks>(acc[mi], staging + cidx * kStagingBytes, &tma_out,
+                                                                   tc.batch, row0, col0, 1 + cidx);
         } else {
           store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }

@@ -41,8 +41,8 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}", bm, bn, bk, stages, consumers, split_n ? "_sn" : "",
-                     group_m,
+  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}", bm, bn, bk, stages, consumers,
+                     split_n ? "_sn" : "", group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
                      cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "",
                      store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string());

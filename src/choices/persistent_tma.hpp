@@ -22,7 +22,8 @@ struct TmaConfig {
   int staging_chunks = 2;  // TMA-store epilogue: [64][64] staging blocks per consumer (N / 64: no wait inside a tile)
   bool tuner_only = false; // never picked by the heuristic (persistent_tma_pick, heuristic mode), only benchmarked
 
-  std::string name() const;                 // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4")
+  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4")
+  std::string name() const;
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
   int threads() const { return 128 * (consumers + 1); }
 };

@@ -97,7 +97,8 @@ TEST_F(Tuner, EnumeratesEveryBackend) {
     bool has_twin = false;
     for (const auto& t : choices::persistent_tma_configs())
       has_twin |= !cfg->store_tma && t.store_tma && t.bm == cfg->bm && t.bn == cfg->bn && t.bk == cfg->bk &&
-                  t.consumers == cfg->consumers && t.cluster_m == cfg->cluster_m && t.cluster_n == cfg->cluster_n && t.split_n == cfg->split_n;
+                  t.consumers == cfg->consumers && t.cluster_m == cfg->cluster_m && t.cluster_n == cfg->cluster_n &&
+                  t.split_n == cfg->split_n;
     if (has_twin)
       EXPECT_NE(c.reason.find("dominated by"), std::string::npos) << c.choice->name() << ": " << c.reason;
     else
