@@ -8,9 +8,11 @@
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   store_fragment_tma: the same fragment through shared memory and TMA stores (16-bit outputs whose tensor
 //           TMA can address). The staging buffer holds Slots [64 rows][64 cols] 128B-swizzled blocks; the
-//           fragment goes out in 64-column chunks, Slots at a time. Before refilling the buffer the issuing thread
-//           waits until the previous stores have READ it (not until they are written), so stores of one tile
-//           drain while the next tile's MMAs run; with Slots = N / 64 a fragment never waits on its own stores.
+//           fragment goes out in 64-column chunks, Slots at a time (a 32-column tail, for N = 224, goes through
+//           store_fragment: a 64-wide TMA box would write the next tile's columns). Before refilling the buffer
+//           the issuing thread waits until the previous stores have READ it (not until they are written), so
+//           stores of one tile drain while the next tile's MMAs run; with Slots = N / 64 a fragment never waits
+//           on its own stores.
 //           The TMA store clips rows >= M and columns >= N.
 //   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
 //           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
@@ -57,8 +59,9 @@ __device__ inline void store_two(void* base, long long offset, float v0, float v
   }
 }
 
-// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`.
-template <int N, int Out>
+// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`; with Q0 > 0 only its columns
+// from 8 * Q0 on (the part a TMA store did not cover).
+template <int N, int Out, int Q0 = 0>
 __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0, int col0,
                                       int M, int N_total) {
   const int t = threadIdx.x % 128;
@@ -68,7 +71,7 @@ __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[
   void* base = static_cast<char*>(p.out);
   const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
 #pragma unroll
-  for (int q = 0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
+  for (int q = Q0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
 #pragma unroll
     for (int h = 0; h < 2; ++h) {    // h = 0: row r_base, h = 1: row r_base + 8
       const int r = r_base + 8 * h;
@@ -86,12 +89,13 @@ __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[
   }
 }
 
-// Stages one m64nN fragment (N a multiple of 64) in `staging` (1024-aligned, Slots x 8 KiB) and stores it with
-// TMA at (col0, row0, batch). All 128 threads of the warpgroup call this; `bar_id` is their named barrier.
+// Stages the whole 64-column chunks of one m64nN fragment in `staging` (1024-aligned, Slots x 8 KiB) and stores
+// them with TMA at (col0, row0, batch); a last half chunk (N % 64 == 32) is left to store_fragment<N, Out, N / 64 * 8>.
+// All 128 threads of the warpgroup call this; `bar_id` is their named barrier.
 template <int N, int Out, int Slots = 2>
 __device__ inline void store_fragment_tma(const float (&d)[N / 2], unsigned char* staging, const void* tma_out,
                                           int batch, int row0, int col0, int bar_id) {
-  static_assert(N % 64 == 0, "TMA-store epilogue works in 64-column chunks");
+  static_assert(N % 32 == 0, "TMA-store epilogue works in 64-column chunks (and a 32-column tail)");
   static_assert(Out != kOutF32, "TMA-store epilogue is for 16-bit outputs");
   constexpr int kChunks = N / 64;
   const int t = threadIdx.x % 128;

@@ -71,8 +71,8 @@ enum TraceSlot : int {
   kTrGlobalExit,        // %globaltimer (ns) then
   kTrSmid,              // the SM this CTA ran on
   kTrTiles,             // tiles this CTA computed
-  kTrProdTile,          // producer, first stage: tile coordinates computed
-  kTrProdEmpty,         // ... empty barrier passed
+  kTrProdTile,          // producer, first stage (in the prologue): past the cluster wait, tile coordinates computed
+  kTrProdEmpty,         // (unused: the prologue's fresh stages need no empty-barrier wait)
   kTrProdExpect,        // ... expect_tx armed
   kTrProdA,             // ... A's loads issued
   kTrConsStart,         // consumer 0 entered its loop
@@ -111,6 +111,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
   static_assert(Cfg::kBKMajor || BN % 64 == 0, "N-major B is loaded in 64-column chunks");
+  static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
   static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
@@ -173,71 +174,92 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
   const int k_blocks = (K + BK - 1) / BK;
 
+  // ---------------- producer: loads ----------------
+  // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
+  constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
+  const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
+  const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
+  // One TMA load into `dst`, multicast when the part is shared.
+  auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
+                  int batch_idx, uint64_t* bar, cuda::std::uint16_t mask) {
+    const cuda::std::int32_t c[3] = {c0, c1, batch_idx};
+    if (shared)
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
+    else
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
+  };
+  // Fills `stage` with K block kb of tile tc (the caller has seen the stage empty).
+  auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) {
+    // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                         &full[stage], kStageBytes);
+    if (first) mark(kTrProdExpect, clock64());
+    unsigned char* a_dst = smem + stage * kStageBytes;
+    unsigned char* b_dst = a_dst + kABytes;
+    const int k0 = kb * BK;
+    if constexpr (Cfg::kAKMajor) {  // rows of A (= M) split between the CTAs of a cluster row
+      constexpr int kRows = BM / CN;
+#pragma unroll
+      for (int sl = 0; sl < kSlabs; ++sl)
+        load(CN > 1, &tma_a, a_dst + sl * BM * 128 + rn * kRows * 128, k0 + 64 * sl, tc.m0 + rn * kRows, tc.batch,
+             &full[stage], mask_a);
+    } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
+      constexpr int kKRows = BK / CN;
+#pragma unroll
+      for (int i = 0; i < BM / 64; ++i)
+        load(CN > 1, &tma_a, a_dst + i * BK * 128 + rn * kKRows * 128, tc.m0 + 64 * i, k0 + rn * kKRows, tc.batch,
+             &full[stage], mask_a);
+    }
+    if (first) mark(kTrProdA, clock64());
+    if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
+      constexpr int kRows = BN / CM;
+#pragma unroll
+      for (int sl = 0; sl < kSlabs; ++sl)
+        load(CM > 1, &tma_b, b_dst + sl * BN * 128 + rm * kRows * 128, k0 + 64 * sl, tc.n0 + rm * kRows, tc.batch,
+             &full[stage], mask_b);
+    } else {  // 64-column chunks of B split between the CTAs of a cluster column
+      constexpr int kChunks = BN / 64 / CM;
+#pragma unroll
+      for (int jj = 0; jj < kChunks; ++jj) {
+        const int j = rm * kChunks + jj;
+        load(CM > 1, &tma_b, b_dst + j * BK * 128, tc.n0 + 64 * j, k0, tc.batch, &full[stage], mask_b);
+      }
+    }
+    if (first) mark(kTrFirstLoad, clock64());
+  };
+  auto tile_of = [&](int t) {
+    TileCoord tc = sched.tile(t);
+    tc.m0 += rm * BM;  // may lie past M (or N) at the grid's edge: TMA then fills zeros
+    tc.n0 += rn * BN;
+    return tc;
+  };
+  // The first tile's first stages are issued here, on the prologue's straight-line path: the producer loop's code
+  // is laid out after the consumers' (measured ~800 cycles to reach it from a cold instruction cache). Fresh
+  // stages need no empty-barrier wait.
+  int prefilled = 0;
+  if (threadIdx.x < 32) {
+    if constexpr (CS > 1) ptx::cluster_wait();  // NOTE: before the first multicast into a peer
+    if (threadIdx.x == 0 && first_tile < sched.total) {
+      const TileCoord tc = tile_of(first_tile);
+      prefilled = k_blocks < S ? k_blocks : S;
+      if (kTr) mark(kTrProdTile, clock64());
+      for (int kb = 0; kb < prefilled; ++kb) issue_stage(tc, kb, kb, kTr && kb == 0);
+    }
+  }
+
   if (wg == 0) {
     // ---------------- producer ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if constexpr (CS > 1) ptx::cluster_wait();
+    if constexpr (CS > 1)
+      if (threadIdx.x >= 32) ptx::cluster_wait();
     if (tid == 0) {
-      // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
-      constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
-      const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
-      const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
-      // One TMA load into `dst`, multicast when the part is shared.
-      auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
-                      int batch_idx, uint64_t* bar, cuda::std::uint16_t mask) {
-        const cuda::std::int32_t c[3] = {c0, c1, batch_idx};
-        if (shared)
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
-        else
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
-      };
-      int stage = 0;
-      uint32_t phase = 0;
+      int stage = prefilled % S;
+      uint32_t phase = prefilled == S ? 1 : 0;
       for (int t = first_tile; t < sched.total; t += tile_step) {
-        TileCoord tc = sched.tile(t);
-        tc.m0 += rm * BM;  // may lie past M (or N) at the grid's edge: TMA then fills zeros
-        tc.n0 += rn * BN;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-          const bool first = kTr && t == first_tile && kb == 0;
-          if (first) mark(kTrProdTile, clock64());
+        const TileCoord tc = tile_of(t);
+        for (int kb = t == first_tile ? prefilled : 0; kb < k_blocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
-          if (first) mark(kTrProdEmpty, clock64());
-          // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
-          cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                               &full[stage], kStageBytes);
-          if (first) mark(kTrProdExpect, clock64());
-          unsigned char* a_dst = smem + stage * kStageBytes;
-          unsigned char* b_dst = a_dst + kABytes;
-          const int k0 = kb * BK;
-          if constexpr (Cfg::kAKMajor) {  // rows of A (= M) split between the CTAs of a cluster row
-            constexpr int kRows = BM / CN;
-#pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl)
-              load(CN > 1, &tma_a, a_dst + sl * BM * 128 + rn * kRows * 128, k0 + 64 * sl, tc.m0 + rn * kRows,
-                   tc.batch, &full[stage], mask_a);
-          } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
-            constexpr int kKRows = BK / CN;
-#pragma unroll
-            for (int i = 0; i < BM / 64; ++i)
-              load(CN > 1, &tma_a, a_dst + i * BK * 128 + rn * kKRows * 128, tc.m0 + 64 * i, k0 + rn * kKRows,
-                   tc.batch, &full[stage], mask_a);
-          }
-          if (first) mark(kTrProdA, clock64());
-          if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
-            constexpr int kRows = BN / CM;
-#pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl)
-              load(CM > 1, &tma_b, b_dst + sl * BN * 128 + rm * kRows * 128, k0 + 64 * sl, tc.n0 + rm * kRows,
-                   tc.batch, &full[stage], mask_b);
-          } else {  // 64-column chunks of B split between the CTAs of a cluster column
-            constexpr int kChunks = BN / 64 / CM;
-#pragma unroll
-            for (int jj = 0; jj < kChunks; ++jj) {
-              const int j = rm * kChunks + jj;
-              load(CM > 1, &tma_b, b_dst + j * BK * 128, tc.n0 + 64 * j, k0, tc.batch, &full[stage], mask_b);
-            }
-          }
-          if (first) mark(kTrFirstLoad, clock64());
+          issue_stage(tc, kb, stage, false);
           if (++stage == S) {
             stage = 0;
             phase ^= 1;
@@ -339,9 +361,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         if constexpr (Cfg::kStoreTma) {
-          if (row0 < M && col0 < N)  // a cluster CTA's tile may lie wholly outside the output
+          if (row0 < M && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
             store_fragment_tma<WN, Cfg::kOut, Cfg::kStagingChunks>(acc[mi], staging + cidx * kStagingBytes, &tma_out,
                                                                    tc.batch, row0, col0, 1 + cidx);
+            if constexpr (WN % 64 != 0)  // the last 32 columns (a wave-fitting BN = 224)
+              store_fragment<WN, Cfg::kOut, WN / 64 * 8>(ep, acc[mi], tc.batch, row0, col0, M, N);
+          }
         } else {
           store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }

@@ -1,0 +1,94 @@
+// persistent_tma_test.cpp (CPU) — the persistent-TMA backend's host side: which layouts a tile shape takes and why
+// not, the wave model that ranks tiles, and the kernel list compile-check compiles.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "choices/persistent_tma.hpp"
+#include "runtime/device.hpp"
+
+namespace tmagemm::choices {
+namespace {
+
+runtime::DeviceInfo hopper() {
+  runtime::DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.smem_per_block_optin = 232448;
+  d.smem_per_sm = 233472;
+  d.l2_bytes = 62914560;
+  return d;
+}
+
+// bf16 M x N x K with row-major A and out, B row-major (N-major) or column-major (K-major), 1024-aligned bases.
+GemmProblem problem(int64_t m, int64_t n, int64_t k, bool b_col) {
+  auto op = [](uintptr_t addr, int64_t rows, int64_t cols, bool col_major) {
+    Operand o;
+    o.data = reinterpret_cast<const void*>(addr);
+    o.dtype = DType::bf16;
+    o.rows = rows;
+    o.cols = cols;
+    o.row_stride = col_major ? 1 : cols;
+    o.col_stride = col_major ? rows : 1;
+    return o;
+  };
+  GemmProblem p;
+  p.op = Op::mm;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = op(0x7f0000000000, m, k, false);
+  p.b = op(0x7f1000000000, k, n, b_col);
+  p.out = op(0x7f2000000000, m, n, false);
+  return p;
+}
+
+const TmaConfig& config(const std::string& name) {
+  for (const auto& c : persistent_tma_configs())
+    if (c.name() == name) return c;
+  throw std::runtime_error("no config " + name);
+}
+
+TEST(PersistentTmaHost, WaveFittingTileNeedsKMajorB) {
+  const auto& c = config("persistent_tma_128x224x64_s4_c2_g8_tmastore");
+  EXPECT_EQ(persistent_tma_can_implement(problem(512, 14336, 4096, true), c, hopper()), "");
+  const std::string why = persistent_tma_can_implement(problem(512, 14336, 4096, false), c, hopper());
+  EXPECT_NE(why.find("needs a K-major (column-major) B"), std::string::npos) << why;
+}
+
+TEST(PersistentTmaHost, WaveModelPrefersTheTileThatFillsTheLastWave) {
+  const auto& c224 = config("persistent_tma_128x224x64_s4_c2_g8_tmastore");
+  const auto& c256 = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
+  // 512 x 14336: 224 tiles of 128x256 (1.70 waves of 132 -> two rounds) against 256 of 128x224 (1.94): two rounds
+  // each, of smaller tiles.
+  const GemmProblem p = problem(512, 14336, 4096, true);
+  EXPECT_NEAR(persistent_tma_score(p, c224, hopper(), 0) / persistent_tma_score(p, c256, hopper(), 0),
+              (256.0 / 224.0) * (c224.weight / c256.weight), 1e-9);
+  ASSERT_NE(persistent_tma_pick(p, hopper(), 0), nullptr);
+  EXPECT_EQ(persistent_tma_pick(p, hopper(), 0)->name(), c224.name());
+  // 4096 x 14336 fills its waves with either (14 rounds of 128x256, 16 of 128x224), and the bigger tile's
+  // measured weight decides.
+  const GemmProblem q = problem(4096, 14336, 4096, true);
+  EXPECT_LT(persistent_tma_score(q, c224, hopper(), 0), persistent_tma_score(q, c256, hopper(), 0));
+  ASSERT_NE(persistent_tma_pick(q, hopper(), 0), nullptr);
+  EXPECT_NE(persistent_tma_pick(q, hopper(), 0)->name(), c224.name());
+}
+
+TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesOnlyWhereItApplies) {
+  for (const auto& c : persistent_tma_configs())
+    EXPECT_LE(c.smem_bytes(), std::size_t{232448}) << c.name();
+  int n224 = 0;
+  for (const auto& s : persistent_tma_all_specs()) {
+    if (s.name.find("x224x") == std::string::npos) continue;
+    ++n224;
+    // Spec names end in _<dtype>_<a><b>_<out>: the B letter is 'c' (K-major) for every 224-column kernel.
+    const auto layout = s.name.substr(s.name.rfind('_', s.name.rfind('_') - 1) + 1, 2);
+    EXPECT_EQ(layout[1], 'c') << s.name;
+  }
+  EXPECT_EQ(n224, 2 * 2 * 2);  // {bf16, f16} x A {row, col} x {bf16, f16} out
+}
+
+}  // namespace
+}  // namespace tmagemm::choices
