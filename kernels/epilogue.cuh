@@ -6,14 +6,14 @@
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
 //   does    convert to the output type (bf16 / f16 with round-to-nearest-even, or f32) and store;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
-//   store_fragment_tma: the same fragment through shared memory and TMA stores (16-bit outputs whose tensor
-//           TMA can address). The staging buffer holds Slots [64 rows][64 cols] 128B-swizzled blocks; the
-//           fragment goes out in 64-column chunks, Slots at a time (a 32-column tail, for N = 224, goes through
-//           store_fragment: a 64-wide TMA box would write the next tile's columns). Before refilling the buffer
-//           the issuing thread waits until the previous stores have READ it (not until they are written), so
-//           stores of one tile drain while the next tile's MMAs run; with Slots = N / 64 a fragment never waits
-//           on its own stores.
-//           The TMA store clips rows >= M and columns >= N.
+//   pack_fragment + store_packed_chunk: the same fragment, first packed to 16-bit pairs in registers (so that the
+//           kernel can start the next tile's MMAs into the accumulators), then one 64-column chunk at a time through
+//           a staging block and a TMA store (16-bit outputs whose tensor TMA can address); the kernel interleaves
+//           the chunks with its next tile's K blocks. The staging buffer holds Slots [64 rows][64 cols]
+//           128B-swizzled blocks used in turn; before refilling one the issuing thread waits until the store
+//           issued from it has READ it (not until it is written). A 224-column fragment's last 32 columns go
+//           through store_packed (a 64-wide TMA box would write the next tile's columns). The TMA store clips
+//           rows >= M and columns >= N.
 //   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
 //           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
 #pragma once
@@ -59,9 +59,8 @@ __device__ inline void store_two(void* base, long long offset, float v0, float v
   }
 }
 
-// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`; with Q0 > 0 only its columns
-// from 8 * Q0 on (the part a TMA store did not cover).
-template <int N, int Out, int Q0 = 0>
+// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`.
+template <int N, int Out>
 __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0, int col0,
                                       int M, int N_total) {
   const int t = threadIdx.x % 128;
@@ -71,7 +70,7 @@ __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[
   void* base = static_cast<char*>(p.out);
   const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
 #pragma unroll
-  for (int q = Q0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
+  for (int q = 0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
 #pragma unroll
     for (int h = 0; h < 2; ++h) {    // h = 0: row r_base, h = 1: row r_base + 8
       const int r = r_base + 8 * h;
@@ -89,53 +88,80 @@ __device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[
   }
 }
 
-// Stages the whole 64-column chunks of one m64nN fragment in `staging` (1024-aligned, Slots x 8 KiB) and stores
-// them with TMA at (col0, row0, batch); a last half chunk (N % 64 == 32) is left to store_fragment<N, Out, N / 64 * 8>.
-// All 128 threads of the warpgroup call this; `bar_id` is their named barrier.
-template <int N, int Out, int Slots = 2>
-__device__ inline void store_fragment_tma(const float (&d)[N / 2], unsigned char* staging, const void* tma_out,
-                                          int batch, int row0, int col0, int bar_id) {
+// Converts one m64nN fragment to 16-bit pairs: p[i] holds columns 2i and 2i + 1 of d's layout (d[2i], d[2i + 1]),
+// the register image stmatrix and 4-byte stores take. The kernel packs a finished tile so that its accumulators
+// are free for the next tile while the output waits in these N / 4 registers.
+template <int N, int Out>
+__device__ inline void pack_fragment(const float (&d)[N / 2], cuda::std::uint32_t (&p)[N / 4]) {
+  static_assert(Out != kOutF32, "packing is for 16-bit outputs");
+#pragma unroll
+  for (int i = 0; i < N / 4; ++i)
+    p[i] = Out == kOutBf16 ? ptx::pack_bf16x2(d[2 * i], d[2 * i + 1]) : ptx::pack_f16x2(d[2 * i], d[2 * i + 1]);
+}
+
+// Stores the columns from 8 * Q0 on of a packed m64nN fragment (16-bit output) with plain stores: the part of a
+// 224-column fragment that whole 64-column TMA boxes do not cover.
+template <int N, int Q0>
+__device__ inline void store_packed(const EpilogueParams& p, const cuda::std::uint32_t (&v)[N / 4], int batch,
+                                    int row0, int col0, int M, int N_total) {
+  const int t = threadIdx.x % 128;
+  const int warp = t / 32, lane = t % 32;
+  const int r_base = row0 + 16 * warp + lane / 4;
+  const int c_base = col0 + 2 * (lane % 4);
+  auto* base = static_cast<cuda::std::uint16_t*>(p.out);
+  const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
+#pragma unroll
+  for (int q = Q0; q < N / 8; ++q) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // h = 0: row r_base, h = 1: row r_base + 8
+      const int r = r_base + 8 * h, c = c_base + 8 * q;
+      if (r >= M || c >= N_total) continue;
+      const cuda::std::uint32_t pair = v[2 * q + h];
+      const long long off = batch_off + r * p.row_stride + c * p.col_stride;
+      if (p.vec2 && c + 1 < N_total) {
+        *reinterpret_cast<cuda::std::uint32_t*>(base + off) = pair;
+        continue;
+      }
+      base[off] = static_cast<cuda::std::uint16_t>(pair & 0xFFFF);
+      if (c + 1 < N_total) base[off + p.col_stride] = static_cast<cuda::std::uint16_t>(pair >> 16);
+    }
+  }
+}
+
+// Stores 64-column chunk g of a packed m64nN fragment with a TMA store at (col0 + 64 g, row0, batch), staged in
+// block `slot` of `staging` (1024-aligned, Slots x 8 KiB). Chunks go out one at a time, each through the next
+// slot, so that the kernel can interleave them with its MMAs; a 224-column fragment's last 32 columns go through
+// store_packed instead (a 64-wide TMA box would write the next tile's columns). All 128 threads of the warpgroup
+// call this with the same g and slot (after unrolling, constants: v stays in registers); `bar_id` is their
+// named barrier.
+template <int N, int Slots>
+__device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4], int g, int slot,
+                                          unsigned char* staging, const void* tma_out, int batch, int row0, int col0,
+                                          int bar_id) {
   static_assert(N % 32 == 0, "TMA-store epilogue works in 64-column chunks (and a 32-column tail)");
-  static_assert(Out != kOutF32, "TMA-store epilogue is for 16-bit outputs");
-  constexpr int kChunks = N / 64;
   const int t = threadIdx.x % 128;
   const int warp = t / 32, lane = t % 32;
   const int r = 16 * warp + (lane % 8) + 8 * ((lane / 8) % 2);  // row this lane addresses in stmatrix
-  const cuda::std::uint32_t base = ptx::smem_u32(staging);
+  const cuda::std::uint32_t base = ptx::smem_u32(staging) + slot * 8192;
+  // NOTE: a slot may be rewritten only after the TMA store issued from it (Slots chunks ago) has read it.
+  if (t == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Slots - 1>{});
+  ptx::named_barrier_sync(bar_id, 128);
 #pragma unroll
-  for (int g = 0; g < kChunks; g += Slots) {
-    // NOTE: the staging buffer may be rewritten only after the TMA stores issued from it have read it.
-    if (t == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
-    ptx::named_barrier_sync(bar_id, 128);
-#pragma unroll
-    for (int sub = 0; sub < Slots && g + sub < kChunks; ++sub) {
-      const int chunk = g + sub;
-#pragma unroll
-      for (int jj = 0; jj < 4; ++jj) {
-        const int j = chunk * 8 + jj * 2;  // 8-column block index inside the fragment
-        const int c = 16 * jj + 8 * (lane / 16);
-        // NOTE: 128B swizzle: 16-byte chunk index XOR (row % 8).
-        const cuda::std::uint32_t addr = base + sub * 8192 + r * 128 + (((c / 8) ^ (r % 8)) * 16);
-        if constexpr (Out == kOutBf16)
-          ptx::stmatrix_x4(addr, ptx::pack_bf16x2(d[4 * j], d[4 * j + 1]), ptx::pack_bf16x2(d[4 * j + 2], d[4 * j + 3]),
-                           ptx::pack_bf16x2(d[4 * j + 4], d[4 * j + 5]), ptx::pack_bf16x2(d[4 * j + 6], d[4 * j + 7]));
-        else
-          ptx::stmatrix_x4(addr, ptx::pack_f16x2(d[4 * j], d[4 * j + 1]), ptx::pack_f16x2(d[4 * j + 2], d[4 * j + 3]),
-                           ptx::pack_f16x2(d[4 * j + 4], d[4 * j + 5]), ptx::pack_f16x2(d[4 * j + 6], d[4 * j + 7]));
-      }
-    }
-    // NOTE: generic-proxy writes must be fenced before the async proxy (TMA) reads them.
-    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-    ptx::named_barrier_sync(bar_id, 128);
-    if (t == 0) {
-#pragma unroll
-      for (int sub = 0; sub < Slots && g + sub < kChunks; ++sub) {
-        const cuda::std::int32_t coords[3] = {col0 + 64 * (g + sub), row0, batch};
-        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tma_out, coords,
-                                        staging + sub * 8192);
-      }
-      cuda::ptx::cp_async_bulk_commit_group();
-    }
+  for (int jj = 0; jj < 4; ++jj) {
+    const int j = g * 8 + jj * 2;  // 8-column block index inside the fragment
+    const int c = 16 * jj + 8 * (lane / 16);
+    // NOTE: 128B swizzle: 16-byte chunk index XOR (row % 8).
+    const cuda::std::uint32_t addr = base + r * 128 + (((c / 8) ^ (r % 8)) * 16);
+    ptx::stmatrix_x4(addr, v[2 * j], v[2 * j + 1], v[2 * j + 2], v[2 * j + 3]);
+  }
+  // NOTE: generic-proxy writes must be fenced before the async proxy (TMA) reads them.
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  ptx::named_barrier_sync(bar_id, 128);
+  if (t == 0) {
+    const cuda::std::int32_t coords[3] = {col0 + 64 * g, row0, batch};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tma_out, coords,
+                                    staging + slot * 8192);
+    cuda::ptx::cp_async_bulk_commit_group();
   }
 }
 

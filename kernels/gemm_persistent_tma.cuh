@@ -10,7 +10,8 @@
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
 // 128-byte swizzle (a swizzled row holds at most 64 16-bit elements), so a stage of an operand is:
 //   K-major  : BK/64 slabs of [rows][128 B], one TMA box {64 (K), rows} per slab;
-//   MN-major : rows/64 chunks of [BK K-rows][128 B], one TMA box {64 (M or N), BK} per chunk.
+//   MN-major : rows/64 chunks of [BK K-rows][128 B], one TMA box {64 (M or N), BK} per chunk (an N-major B of
+//              224 columns takes four chunks and leaves the last 32 columns unread).
 // K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
 // loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
 //
@@ -32,7 +33,8 @@
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
 // stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
-// can address.
+// can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
+// of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -96,7 +98,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages, C = Cfg::kConsumers;
   constexpr int CM = Cfg::kClusterM, CN = Cfg::kClusterN, CS = CM * CN;
   static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
-  static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : (BN / 64) % 2 == 0),
+  // An N-major B is loaded in whole 64-column chunks: a BN of 224 takes four, the last half of which belongs to the
+  // next tile (loaded, never read by this tile's wgmma).
+  constexpr int kBChunks = (BN + 63) / 64;
+  static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : kBChunks % 2 == 0),
                 "B must split into two multicast halves");
   // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
   static_assert(CN == 1 || (Cfg::kAKMajor ? (BM / 2) % 8 == 0 : (BK / 2) % 8 == 0), "A must split into two halves");
@@ -105,12 +110,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
   static_assert(!SN || (WN % 64 == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
-  constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
+  constexpr int kABytes = BM * BK * 2, kBBytes = (Cfg::kBKMajor ? BN : kBChunks * 64) * BK * 2;
+  constexpr int kStageBytes = kABytes + kBBytes;
   static_assert(BK % 64 == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
   constexpr int kSlabs = BK / 64;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
-  static_assert(Cfg::kBKMajor || BN % 64 == 0, "N-major B is loaded in 64-column chunks");
   static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
   static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
@@ -218,7 +223,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         load(CM > 1, &tma_b, b_dst + sl * BN * 128 + rm * kRows * 128, k0 + 64 * sl, tc.n0 + rm * kRows, tc.batch,
              &full[stage], mask_b);
     } else {  // 64-column chunks of B split between the CTAs of a cluster column
-      constexpr int kChunks = BN / 64 / CM;
+      constexpr int kChunks = kBChunks / CM;
 #pragma unroll
       for (int jj = 0; jj < kChunks; ++jj) {
         const int j = rm * kChunks + jj;
@@ -309,6 +314,34 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
     const bool tracer = kTr && cidx == 0 && tid == 0;
     int tiles_done = 0;
+    // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
+    // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
+    // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
+    constexpr bool kDeferred = Cfg::kStoreTma;
+    constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
+    constexpr int kUnits = MI * kFragUnits;
+    uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
+    TileCoord pending{};
+    int next_unit = kUnits;  // the pending tile's next piece; kUnits: nothing pending
+    auto store_unit = [&] {
+      if constexpr (kDeferred) {
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) {
+          if (u != next_unit) continue;
+          const int mi = u / kFragUnits, g = u % kFragUnits;
+          const int row0 = pending.m0 + (SN ? mi : cidx * MI + mi) * 64;
+          const int col0 = pending.n0 + (SN ? cidx * WN : 0);
+          if (row0 >= M || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
+          if (g < kFragChunks)
+            store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, (mi * kFragChunks + g) % Cfg::kStagingChunks,
+                                                        staging + cidx * kStagingBytes, &tma_out, pending.batch, row0,
+                                                        col0, 1 + cidx);
+          else  // the last 32 columns (a wave-fitting BN = 224)
+            store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.batch, row0, col0, M, N);
+        }
+        if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
+      }
+    };
     if (tracer) mark(kTrConsStart, clock64());
     for (int t = first_tile; t < sched.total; t += tile_step) {
       TileCoord tc = sched.tile(t);
@@ -336,6 +369,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           }
         }
         ptx::wgmma_commit();
+        if constexpr (kDeferred)
+          if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
         if (kb > 0) {
           // NOTE: release a stage only after the wgmmas reading it have completed.
           ptx::wgmma_wait<1>();
@@ -349,36 +384,30 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       }
       ptx::wgmma_wait<0>();
       if (lane == 0) release(&empty[prev_stage]);
-      if (tracer) {
-        if (t == first_tile)
-          mark(kTrFirstMainDone, clock64());
-        else
-          mark(kTrLastMainDone, clock64());
-      }
+      if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
+      ++tiles_done;
+      if constexpr (kDeferred)
+        while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         ptx::fence_accumulators(acc[mi]);
-        const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
-        const int col0 = tc.n0 + (SN ? cidx * WN : 0);
-        if constexpr (Cfg::kStoreTma) {
-          if (row0 < M && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
-            store_fragment_tma<WN, Cfg::kOut, Cfg::kStagingChunks>(acc[mi], staging + cidx * kStagingBytes, &tma_out,
-                                                                   tc.batch, row0, col0, 1 + cidx);
-            if constexpr (WN % 64 != 0)  // the last 32 columns (a wave-fitting BN = 224)
-              store_fragment<WN, Cfg::kOut, WN / 64 * 8>(ep, acc[mi], tc.batch, row0, col0, M, N);
-          }
+        if constexpr (kDeferred) {
+          pack_fragment<WN, Cfg::kOut>(acc[mi], packed[mi]);
         } else {
+          const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
+          const int col0 = tc.n0 + (SN ? cidx * WN : 0);
           store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }
       }
-      if (tracer) {
-        if (t == first_tile)
-          mark(kTrFirstEpiDone, clock64());
-        else
-          mark(kTrLastEpiDone, clock64());
+      if constexpr (kDeferred) {
+        pending = tc;
+        next_unit = 0;
+      } else if (tracer) {
+        mark(t == first_tile ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
       }
-      ++tiles_done;
     }
+    if constexpr (kDeferred)
+      while (next_unit < kUnits) store_unit();
     if (tracer) mark(kTrTiles, tiles_done);
     // NOTE: shared memory must outlive the TMA stores that read it; only their reads need to be done here (the
     // writes complete with the grid), so the CTA does not wait out the global write latency.

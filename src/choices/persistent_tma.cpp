@@ -49,7 +49,8 @@ std::string TmaConfig::name() const {
 }
 
 std::size_t TmaConfig::smem_bytes() const {
-  const std::size_t stage = static_cast<std::size_t>(bm + bn) * bk * 2;
+  // An N-major B is loaded in whole 64-column chunks (a 224-column tile takes 256 columns of B); sized for that.
+  const std::size_t stage = static_cast<std::size_t>(bm + (bn + 63) / 64 * 64) * bk * 2;
   const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * staging_chunks * 64 * 64 * 2 : 0;
   return stage * stages + staging + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
 }
@@ -93,8 +94,9 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // waits for its own stores to read shared memory (1,400-1,900 cycles a tile with two blocks). Measured
       // 1.002-1.008 where 128x256 2x1 read 1.000-1.004 (4096-sized shapes), 0.941 against 0.968 on 3000x5000x1000.
       {128, 256, 64, 3, 2, 8, 2, 1, true, 1.00, false, 4, true},
-      // A wave-fitting tile for a K-major B: 512x14336 is 224 tiles of 128x256 (1.70 waves of 132, so two full
-      // rounds) but 256 tiles of 128x224 (1.94 waves). The fragment's last 32 columns are stored directly.
+      // A wave-fitting tile: 512x14336 is 224 tiles of 128x256 (1.70 waves of 132, so two full rounds) but 256
+      // tiles of 128x224 (1.94 waves). The fragment's last 32 columns are stored directly; an N-major B is loaded
+      // in four 64-column chunks, the last half of which is not read.
       // Measured on 512x14336x4096 rc: 1.054 of cuBLASLt against 0.951-0.960 for 256x128 and 128x256 2x1 (a 2x1
       // cluster of 128x224: 1.039, not kept); on 4096x14336x4096 rc, where 128x256 fills its waves, 0.979.
       {128, 224, 64, 4, 2, 8, 1, 1, true, 0.98},
@@ -119,11 +121,8 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     return "consumers that split the columns need block M a multiple of 64 and 64 columns or more each";
   if (c.bn % 32 != 0 || c.bn > 256) return "block N must be a multiple of 32, at most 256";
   const bool b_kmajor = p.b.major() == Major::col;  // column-major K x N: K contiguous
-  if (c.bn % 64 != 0 && !b_kmajor)
-    return fmt::format("block N {} is not a multiple of 64: needs a K-major (column-major) B; an N-major B is "
-                       "loaded in 64-column chunks", c.bn);
   if (c.cluster_m != 1 && c.cluster_m != 2) return "a cluster has 1 or 2 CTAs along M";
-  if (c.cluster_m == 2 && (b_kmajor ? (c.bn / 2) % 8 != 0 : (c.bn / 64) % 2 != 0))
+  if (c.cluster_m == 2 && (b_kmajor ? (c.bn / 2) % 8 != 0 : ((c.bn + 63) / 64) % 2 != 0))
     return b_kmajor ? "a cluster of 2 along M needs block N to split into two multicast halves of whole 8-row atoms"
                     : "a cluster of 2 along M needs block N to split into two multicast halves of 64-column chunks";
   if (c.cluster_n != 1 && c.cluster_n != 2) return "a cluster has 1 or 2 CTAs along N";
@@ -209,8 +208,7 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
       for (bool ak : {true, false})
         for (bool bk : {true, false})
           for (int out : {0, 1, 2})
-            if (!(c.store_tma && out == 2) && (bk || c.bn % 64 == 0))  // N-major B: 64-column chunks only
-              specs.push_back(make_spec(c, f16, ak, bk, out));
+            if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, f16, ak, bk, out));
   return specs;
 }
 
