@@ -323,6 +323,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
     TileCoord pending{};
     int next_unit = kUnits;  // the pending tile's next piece; kUnits: nothing pending
+    // NOTE: staging blocks are used in turn across tiles (a tile's chunk count may be odd), so that the block a
+    // chunk reuses is always the one written kStagingChunks chunks before: its store's read is what each waits for.
+    int chunk_seq = 0;
     auto store_unit = [&] {
       if constexpr (kDeferred) {
 #pragma unroll
@@ -332,12 +335,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           const int row0 = pending.m0 + (SN ? mi : cidx * MI + mi) * 64;
           const int col0 = pending.n0 + (SN ? cidx * WN : 0);
           if (row0 >= M || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
-          if (g < kFragChunks)
-            store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, (mi * kFragChunks + g) % Cfg::kStagingChunks,
-                                                        staging + cidx * kStagingBytes, &tma_out, pending.batch, row0,
-                                                        col0, 1 + cidx);
-          else  // the last 32 columns (a wave-fitting BN = 224)
+          if (g < kFragChunks) {
+            store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, chunk_seq, staging + cidx * kStagingBytes,
+                                                        &tma_out, pending.batch, row0, col0, 1 + cidx);
+            if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
+          } else {  // the last 32 columns (a wave-fitting BN = 224)
             store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.batch, row0, col0, M, N);
+          }
         }
         if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
       }

@@ -18,7 +18,7 @@ rows() { grep -E "^[0-9]+x|geomean|FAIL|error|skipped"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "$part" = 1 ]; then
   start=$(date +%s)
-  timeout 240 build/tests/tmagemm_gpu_tests > "$out/gpu-tests.txt" 2>&1
+  timeout 330 build/tests/tmagemm_gpu_tests > "$out/gpu-tests.txt" 2>&1
   echo "gpu tests rc=$? ($(( $(date +%s) - start )) s): $(grep -E '^\[  (PASSED|FAILED) ' "$out/gpu-tests.txt" | tr '\n' ' ')"
   grep -E "Failure|FAILED|Expected|Which is|first bad" "$out/gpu-tests.txt" | head -20
   start=$(date +%s)
