@@ -57,7 +57,7 @@ std::size_t TmaConfig::smem_bytes() const {
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
   // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight, split_n, staging_chunks,
-  // tuner_only. The weight is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
+  // tuner_only, only_when_best. The weight is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
   // persistent_tma_score uses it (the heuristic's pick and the tuner's prescreen).
   static const std::vector<TmaConfig> table = {
       // Direct (masked) stores: any output layout, alignment and dtype.
@@ -99,7 +99,7 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // in four 64-column chunks, the last half of which is not read.
       // Measured on 512x14336x4096 rc: 1.054 of cuBLASLt against 0.951-0.960 for 256x128 and 128x256 2x1 (a 2x1
       // cluster of 128x224: 1.039, not kept); on 4096x14336x4096 rc, where 128x256 fills its waves, 0.979.
-      {128, 224, 64, 4, 2, 8, 1, 1, true, 0.98},
+      {128, 224, 64, 4, 2, 8, 1, 1, true, 0.98, false, 2, false, true},
       // Block K 128 for the single-wave 64x128 clustered kernel: half the barrier round trips per K. Measured on
       // 1000^3 (rows 16 bytes off a sector): 0.934 / 0.944 (rr / rc) against 0.911 / 0.920 with block K 64.
       {64, 128, 128, 4, 1, 8, 2, 1, true, 0.50, false, 2, true},

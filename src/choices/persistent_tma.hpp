@@ -21,6 +21,9 @@ struct TmaConfig {
   bool split_n = false;    // consumers share the rows and split the columns (else they split the rows)
   int staging_chunks = 2;  // TMA-store epilogue: [64][64] staging blocks per consumer (N / 64: no wait inside a tile)
   bool tuner_only = false; // never picked by the heuristic (persistent_tma_pick, heuristic mode), only benchmarked
+  // A tile that exists to fill the last wave (128x224): the tuner's prescreen keeps it only where
+  // persistent_tma_score ranks it first, instead of within the usual margin of the best.
+  bool only_when_best = false;
 
   // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4")
   std::string name() const;

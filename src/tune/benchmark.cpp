@@ -283,42 +283,13 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     }
   };
 
-  // 4. Warm-up: bring the GPU from idle clocks to its loaded state before anything counts. Measured on H200
-  //    (docs/perf-notes.md): with three runs in a row per choice and no warm-up, cuBLASLt's algorithm 0 screened
-  //    at 0.663 ms on 4096x4096x14336 (0.586 ms when tuned alone) and was left out of the final.
-  if (!measured.empty()) {
-    const auto warm_start = clock::now();
-    for (int r = 0; r < 200 && std::chrono::duration<double>(clock::now() - warm_start).count() < 0.03; ++r) {
-      try {
-        (void)time_once(measured.front().choice);
-      } catch (const Error&) {
-        cudaGetLastError();
-        break;  // it fails again in the screen, which drops it
-      }
-    }
-  }
-
-  // 5. Screen: three interleaved rounds of every survivor (median of 3).
-  rounds(measured.size(), 3, 3, 0.0);
-  std::erase_if(measured, [](const Measured& m) { return m.failed || m.times.empty(); });
-
-  // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds for at least
-  //    150 ms and 20 rounds, after the heat below. A finalist's time is the median of all its runs. (With 10 rounds /
-  //    60 ms the pick among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33 shapes.)
-  std::sort(measured.begin(), measured.end(),
-            [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
-  std::size_t finalists = 0;
-  if (!measured.empty()) {
-    const float best = median(measured.front().times);
-    while (finalists < measured.size() && finalists < 4 && median(measured[finalists].times) <= 1.10f * best)
-      ++finalists;
-  }
-  if (finalists > 1) {
-    // Heat: run the leader back to back for 400 ms, so that the finalists are compared in the card's sustained,
-    // power-limited state (the state a loop of GEMMs, and `tmagemm bench`, runs in). Measured on H200
-    // (docs/perf-notes.md): a 4096x4096x14336 GEMM slows from 0.59 to ~0.665 ms over the first ~350 ms of load, and
-    // not every kernel by the same amount: with 200 ms of heat and rounds cut at 60, our kernels still timed 5-8 %
-    // faster in the tuner than in the bench's sustained loop while cuBLASLt's timed 1-3 % faster.
+  // 4. Heat: run the first candidate back to back for 400 ms, so that every timed run below (the screen included)
+  //    sees the card in its sustained, power-limited state: the state a loop of GEMMs, and `tmagemm bench`, runs
+  //    in. Measured on H200 (docs/perf-notes.md): a 4096x4096x14336 GEMM slows from 0.59 to ~0.665 ms over the first
+  //    ~350 ms of load, and not every kernel by the same amount. With the heat after a screen at near-idle clocks,
+  //    the screen kept clustered tiles and dropped the unclustered 128x256, which the bench then measured 1-3 %
+  //    faster than the tuner's pick on the large llm shapes.
+  if (measured.size() > 1) {
     constexpr double heat_s = 0.4;
     const auto heat_start = clock::now();
     try {
@@ -330,10 +301,27 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
         runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
       }
     } catch (const Error&) {
-      cudaGetLastError();  // the rounds below time it again and drop it if it keeps failing
+      cudaGetLastError();  // the screen times it again and drops it if it keeps failing
     }
-    rounds(finalists, 20, 100000, 0.15);
   }
+
+  // 5. Screen: five interleaved rounds of every survivor (median of 5; our tiles sit within 1-2 % of each other on
+  //    large shapes, and a median of 3 can leave the best out of the final).
+  rounds(measured.size(), 5, 5, 0.0);
+  std::erase_if(measured, [](const Measured& m) { return m.failed || m.times.empty(); });
+
+  // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds for at least
+  //    150 ms and 20 rounds. A finalist's time is the median of all its runs. (With 10 rounds / 60 ms the pick
+  //    among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33 shapes.)
+  std::sort(measured.begin(), measured.end(),
+            [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
+  std::size_t finalists = 0;
+  if (!measured.empty()) {
+    const float best = median(measured.front().times);
+    while (finalists < measured.size() && finalists < 4 && median(measured[finalists].times) <= 1.10f * best)
+      ++finalists;
+  }
+  if (finalists > 1) rounds(finalists, 20, 100000, 0.15);
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {
     result.timings.push_back({m.choice->name(), median(m.times)});

@@ -192,7 +192,11 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
   for (auto& c : out)
     if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = choices::persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (s < kPrescreenRatio * best_score)
+      if (cfg->only_when_best && s < best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
+                               "wave-fitting tile is kept only where it is predicted best)",
+                               best_score / std::max(s, 1e-12));
+      else if (s < kPrescreenRatio * best_score)
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
                                "prescreen keeps those within {:.2f}x)",
                                best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio);

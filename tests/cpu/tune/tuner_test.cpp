@@ -124,6 +124,13 @@ TEST_F(Tuner, PrescreenSetsAsideTilesPredictedFarBehind) {
   EXPECT_NE(reason_of(problem(128, 8192, 8192), big).find("set aside: predicted"), std::string::npos);
   // 1000^3 (rows 16 bytes off a sector): the model ranks 128x128 2x1 first, but 64x128 2x1, measured best, stays.
   EXPECT_EQ(reason_of(problem(1000, 1000, 1000), "persistent_tma_64x128x64_s8_c1_g8_cm2_tmastore"), "");
+  // The wave-fitting 128x224 tile is kept only where the rule ranks it first: 512 x 14336 (1.94 waves against
+  // 128x256's 1.70), not 4096^3.
+  const std::string fit = "persistent_tma_128x224x64_s4_c2_g8_tmastore";
+  EXPECT_EQ(reason_of(problem(512, 14336, 4096), fit), "");
+  EXPECT_NE(reason_of(problem(4096, 4096, 4096), fit).find("wave-fitting tile is kept only where it is predicted best"),
+            std::string::npos)
+      << reason_of(problem(4096, 4096, 4096), fit);
   // A regex that leaves only the small tile keeps it.
   Options only = o;
   only.choice_regex = "^" + small + "$";
