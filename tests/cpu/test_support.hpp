@@ -1,5 +1,5 @@
-// test_support.hpp — small fixtures shared by the CPU tests: an environment-variable guard and a
-// self-deleting temporary directory.
+// test_support.hpp — small fixtures shared by the CPU tests: an environment-variable guard, a self-deleting
+// temporary directory, and the device description of an H200 for tests that launch nothing.
 #pragma once
 #include <stdlib.h>
 
@@ -10,7 +10,24 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/device.hpp"
+
 namespace tmagemm::test_support {
+
+// The device facts of an H200 (sm_90, 132 SMs, 227 KiB of opt-in shared memory per block) for GPU-free tests.
+inline runtime::DeviceInfo fake_h200() {
+  runtime::DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.smem_per_block_optin = 232448;
+  d.smem_per_sm = 233472;
+  d.l2_bytes = 62914560;
+  d.driver_version = 13000;
+  d.runtime_version = 13000;
+  return d;
+}
 
 // Sets (or unsets, with nullopt) an environment variable for the life of the guard, then restores it.
 class EnvGuard {

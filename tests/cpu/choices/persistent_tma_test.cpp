@@ -5,22 +5,12 @@
 #include <string>
 
 #include "choices/persistent_tma.hpp"
-#include "runtime/device.hpp"
+#include "cpu/test_support.hpp"
 
 namespace tmagemm::choices {
 namespace {
 
-runtime::DeviceInfo hopper() {
-  runtime::DeviceInfo d;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_sm = 233472;
-  d.l2_bytes = 62914560;
-  return d;
-}
+runtime::DeviceInfo hopper() { return test_support::fake_h200(); }
 
 // bf16 M x N x K with row-major A and out, B row-major (N-major) or column-major (K-major), 1024-aligned bases.
 GemmProblem problem(int64_t m, int64_t n, int64_t k, bool b_col) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "choices/persistent_tma.hpp"
+#include "cpu/test_support.hpp"
 #include "tmagemm/error.hpp"
 #include "tune/tuner.hpp"
 #include "tune/tuning_db.hpp"
@@ -15,19 +16,7 @@
 namespace tmagemm::tune {
 namespace {
 
-runtime::DeviceInfo h200() {
-  runtime::DeviceInfo d;
-  d.name = "NVIDIA H200";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_sm = 233472;
-  d.l2_bytes = 62914560;
-  d.driver_version = 13000;
-  d.runtime_version = 13000;
-  return d;
-}
+runtime::DeviceInfo h200() { return test_support::fake_h200(); }
 
 // A bf16 row-major M x N x K problem with 1024-aligned fake device addresses (nothing is launched).
 GemmProblem problem(int64_t m, int64_t n, int64_t k) {
