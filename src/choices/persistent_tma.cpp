@@ -57,8 +57,8 @@ std::size_t TmaConfig::smem_bytes() const {
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
   // bm, bn, bk, stages, consumers, group_m, cluster_m, cluster_n, store_tma, weight, split_n, staging_chunks,
-  // tuner_only, only_when_best. The weight is the relative throughput of a full tile measured on an H200 (docs/perf-notes.md);
-  // persistent_tma_score uses it (the heuristic's pick and the tuner's prescreen).
+  // tuner_only, only_when_best. The weight is the relative throughput of a full tile measured on an H200
+  // (docs/perf-notes.md); persistent_tma_score uses it (the heuristic's pick and the tuner's prescreen).
   static const std::vector<TmaConfig> table = {
       // Direct (masked) stores: any output layout, alignment and dtype.
       {128, 256, 64, 4, 2, 8, 1, 1, false, 0.93},
@@ -98,8 +98,9 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // A wave-fitting tile: 512x14336 is 224 tiles of 128x256 (1.70 waves of 132, so two full rounds) but 256
       // tiles of 128x224 (1.94 waves). The fragment's last 32 columns are stored directly; an N-major B is loaded
       // in four 64-column chunks, the last half of which is not read.
-      // Measured on 512x14336x4096 rc: 1.054 of cuBLASLt against 0.951-0.960 for 256x128 and 128x256 2x1 (a 2x1
-      // cluster of 128x224: 1.039, not kept); on 4096x14336x4096 rc, where 128x256 fills its waves, 0.979.
+      // Measured on 512x14336x4096: rc 1.049-1.054 and rr 1.084-1.088 of cuBLASLt, against 0.943-0.992 for 256x128
+      // and 128x256 2x1 (a 2x1 cluster of 128x224: rc 1.039, not kept); 0.979 on 4096x14336x4096 rc, where 128x256
+      // fills its waves.
       {128, 224, 64, 4, 2, 8, 1, 1, true, 0.98, false, 2, false, true},
       // Block K 128 for the single-wave 64x128 clustered kernel: half the barrier round trips per K. Measured on
       // 1000^3 (rows 16 bytes off a sector): 0.934 / 0.944 (rr / rc) against 0.911 / 0.920 with block K 64.
