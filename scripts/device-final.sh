@@ -2,10 +2,11 @@
 # device-final.sh — the release check in two calls (each under the device's 10-minute limit), from a fresh
 # tuning database with the carried kernel cache (.kcache) copied in.
 #   part 1 (the kernel): the GPU suite, compute-sanitizer memcheck on the kernel/tuner/dispatch tests, ncu
-#          instruction counts on one shape, persistent TMA alone on square and llm.
-#   part 2 (the tuner): tuned square, llm (with the AUTOTUNE tables), decode and misaligned, heuristic mode on
-#          llm, cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
-# Writes summary.txt plus the result files (at most 8 files under $OUT).
+#          instruction counts on one shape.
+#   part 2 (the benchmarks): tuned square, llm (with the AUTOTUNE tables), decode and misaligned, persistent TMA
+#          alone on square and llm, heuristic mode on llm, cold/warm tuning time, the AUTOTUNE log and the
+#          host-time benchmark.
+# Writes summary-<part>.txt plus the result files.
 set -uo pipefail
 part=${1:-1}
 out=${OUT:-out}
@@ -33,21 +34,21 @@ if [ "$part" = 1 ]; then
       -k regex:gemm_persistent -c 1 build/tmagemm bench --suite 4096x14336x4096:rr --reps 1 --out /tmp/n 2>&1 \
       | grep -E "gpu__time|sm__inst" | sed "s/^/$c /"
   done
-  for s in square llm; do
-    echo "== $s, persistent TMA only"
-    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 timeout 150 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
-    for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
-  done
 else
   timeout 120 build/tests/tmagemm_gpu_tests --gtest_filter='Tuner*' > /tmp/tuner-tests.txt 2>&1
   echo "tuner gpu tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' /tmp/tuner-tests.txt | tr '\n' ' ')"
   for s in square llm decode misaligned; do
     echo "== bench $s (tuned; the AUTOTUNE tables' top 4)"
-    TMAGEMM_LOG=autotune timeout 150 build/tmagemm bench --suite "$s" --out "$out" 2>&1 \
-      | grep -A5 -E "^AUTOTUNE|^[0-9]+x|geomean|FAIL|error|skipped" | grep -vE "strides|^--"
+    TMAGEMM_LOG=autotune timeout 200 build/tmagemm bench --suite "$s" --out "$out" 2>&1 \
+      | grep -A11 -E "^AUTOTUNE|^[0-9]+x|geomean|FAIL|error|skipped" | grep -vE "strides|^--"
+  done
+  for s in square llm; do
+    echo "== $s, persistent TMA only"
+    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 timeout 200 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
+    for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
   done
   echo "== llm, heuristic mode"
-  TMAGEMM_TUNING=heuristic timeout 100 build/tmagemm bench --suite llm --out /tmp/heur 2>&1 | rows
+  TMAGEMM_TUNING=heuristic timeout 150 build/tmagemm bench --suite llm --out /tmp/heur 2>&1 | rows
   for f in /tmp/heur/*-llm.json; do cp "$f" "$out/$(basename "$f" .json)-heuristic.json"; done
   echo "== cold kernel cache: tune one new shape"
   TMAGEMM_CACHE_DIR=/tmp/cold-cache-$RANDOM timeout 60 build/tmagemm tune 4096x4096x4096 2>&1 | tail -2
@@ -56,6 +57,6 @@ else
   echo "== AUTOTUNE log"
   TMAGEMM_LOG=autotune timeout 30 build/tmagemm tune 2048x6144x3072:rc 2>&1 | tail -24
   echo "== host time of a tuned call"
-  timeout 40 build/tmagemm_host_bench --benchmark_min_time=0.3 2>&1 | tail -5
+  timeout 60 build/tmagemm_host_bench --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep -E "median|CpuTime|Cpu_median" | head -8
 fi
-} 2>&1 | tee "$out/summary.txt"
+} 2>&1 | tee "$out/summary-$part.txt"

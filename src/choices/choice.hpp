@@ -32,6 +32,9 @@ class Choice {
   // workspace_bytes(problem) bytes of device memory (may be null when that is 0).
   virtual void launch(const GemmProblem& problem, cudaStream_t stream, const Options& options, void* workspace) const = 0;
   virtual std::size_t workspace_bytes(const GemmProblem& /*problem*/) const { return 0; }
+  // Where the choice's own library ranks it for the problem (cuBLASLt's heuristic: 0 is its first pick); -1 for
+  // choices without such a ranking. The tuner breaks near-ties with it (tune/benchmark.hpp, pick_winner).
+  virtual int library_rank() const { return -1; }
 };
 
 using ChoicePtr = std::shared_ptr<const Choice>;

@@ -408,6 +408,7 @@ class CublasLtChoice final : public Choice {
   }
 
   std::size_t workspace_bytes(const GemmProblem&) const override { return kCublasLtWorkspaceBytes; }
+  int library_rank() const override { return rank_; }
 
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs: the enumerated one when it fits,

@@ -336,9 +336,41 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       if (!failure[i].empty()) msg += fmt::format("\n  {}: {}", cands[i]->name(), failure[i]);
     throw Error(ErrorCode::no_valid_choice, msg);
   }
-  for (const Measured& m : measured)
-    if (m.choice->name() == result.timings.front().choice) result.winner = m.choice;
+  std::vector<Entry> entries;
+  std::vector<choices::ChoicePtr> in_order;
+  for (const Timing& t : result.timings)
+    for (const Measured& m : measured)
+      if (m.choice->name() == t.choice) {
+        entries.push_back({t.ms, std::string(m.choice->backend()) == "cublaslt", m.choice->library_rank()});
+        in_order.push_back(m.choice);
+      }
+  result.margin = tie_margin(p);
+  result.winner = in_order[pick_winner(entries, result.margin)];
   return result;
+}
+
+double tie_margin(const GemmProblem& p) {
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+                       static_cast<double>(p.batch);
+  const double bytes = static_cast<double>(p.batch) *
+                       (static_cast<double>(p.m * p.k) * static_cast<double>(itemsize(p.a.dtype)) +
+                        static_cast<double>(p.k * p.n) * static_cast<double>(itemsize(p.b.dtype)) +
+                        static_cast<double>(p.m * p.n) * static_cast<double>(itemsize(p.out.dtype)));
+  return flops < kMemoryBoundIntensity * bytes ? kTieMarginMemoryBound : kTieMarginComputeBound;
+}
+
+std::size_t pick_winner(const std::vector<Entry>& e, double margin) {
+  std::size_t fastest_lt = e.size();
+  for (std::size_t i = 0; i < e.size() && fastest_lt == e.size(); ++i)
+    if (e[i].cublaslt && std::isfinite(e[i].ms)) fastest_lt = i;
+  if (fastest_lt == e.size()) return 0;                              // no cuBLASLt choice to prefer
+  if (e[fastest_lt].ms > e[0].ms * (1.0 + margin)) return 0;       // another backend is clearly faster
+  std::size_t pick = fastest_lt;
+  for (std::size_t i = fastest_lt + 1; i < e.size(); ++i)
+    if (e[i].cublaslt && e[i].ms <= e[fastest_lt].ms * (1.0 + margin) && e[i].library_rank >= 0 &&
+        (e[pick].library_rank < 0 || e[i].library_rank < e[pick].library_rank))
+      pick = i;
+  return pick;
 }
 
 void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates) {
@@ -346,8 +378,14 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
   s += fmt::format("  strides a ({}, {}) b ({}, {}) out ({}, {})\n", p.a.row_stride, p.a.col_stride, p.b.row_stride,
                    p.b.col_stride, p.out.row_stride, p.out.col_stride);
   const double best = t.timings.front().ms;
-  for (std::size_t i = 0; i < t.timings.size() && i < 10; ++i)
-    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%\n", t.timings[i].choice, t.timings[i].ms, 100.0 * best / t.timings[i].ms);
+  for (std::size_t i = 0; i < t.timings.size() && i < 10; ++i) {
+    const bool picked = t.winner && t.winner->name() == t.timings[i].choice;
+    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%{}\n", t.timings[i].choice, t.timings[i].ms,
+                     100.0 * best / t.timings[i].ms,
+                     picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to cuBLASLt's ranking)",
+                                                   100 * t.margin)
+                                     : "");
+  }
   s += fmt::format("benchmarked {} of {} choices in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,
                    t.total_s, t.precompile_s);
   fmt::print(stderr, "{}", s);

@@ -1,8 +1,8 @@
 // benchmark.hpp — the tuner's measuring step: precompile candidates in parallel, check each one's output at
 // sampled positions against an fp32 reference, time the survivors on scratch buffers (never the user's output;
-// inputs are read), L2 flushed before each run: a short warm-up, a screen of three interleaved rounds over every
-// survivor, 400 ms of the leader back to back (the card's sustained state), then interleaved rounds for the
-// finalists (within 10 % of the best screen), median; and the AUTOTUNE log table.
+// inputs are read), L2 flushed before each run: 400 ms of one candidate back to back (the card's sustained,
+// power-capped state), a screen of five interleaved rounds over every survivor, then interleaved rounds for the
+// finalists (within 10 % of the best screen), median; the winner (pick_winner); and the AUTOTUNE log table.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,8 +18,30 @@ struct Tuned {  // the outcome of one benchmark
   choices::ChoicePtr winner;
   std::vector<Timing> timings;  // fastest first
   double precompile_s = 0, total_s = 0;
+  double margin = 0;  // the near-tie margin the winner was picked with (tie_margin)
   int benchmarked = 0;
 };
+
+// Near-ties go to cuBLASLt's own ranking. Two medians closer than the tuner's resolution say nothing about
+// which choice is faster: measured on H200 (docs/perf-notes.md), the same choice's median moved by up to ~0.5 %
+// between tunings of a compute-bound problem and by up to ~3 % on a memory-bound one (decode shapes), more than
+// the gaps between cuBLASLt's algorithms there. So a choice of another backend wins only when it is more than
+// the margin faster than the fastest cuBLASLt choice; otherwise, of the cuBLASLt choices within the margin of
+// the fastest of them, the one its heuristic ranks first wins.
+inline constexpr double kTieMarginComputeBound = 0.005;
+inline constexpr double kTieMarginMemoryBound = 0.03;
+// FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM
+// against ~4.3 TB/s of copy bandwidth is ~160).
+inline constexpr double kMemoryBoundIntensity = 160.0;
+double tie_margin(const GemmProblem& problem);
+
+struct Entry {  // what pick_winner needs of one timed choice
+  double ms = 0;
+  bool cublaslt = false;
+  int library_rank = -1;
+};
+// The index of the winner among `entries` (fastest first).
+std::size_t pick_winner(const std::vector<Entry>& entries, double margin);
 
 // Throws Error(no_valid_choice) when every candidate fails its precompile or check (each failure is logged).
 Tuned benchmark(const GemmProblem& problem, const Options& options, const std::vector<choices::ChoicePtr>& candidates);

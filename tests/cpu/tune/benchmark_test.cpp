@@ -1,0 +1,63 @@
+// benchmark_test.cpp — the tuner's winner rule (pick_winner, tie_margin in src/tune/benchmark.cpp): the fastest
+// choice wins unless a cuBLASLt choice is within the margin of it; among cuBLASLt choices within the margin of the
+// fastest of them, cuBLASLt's own first pick wins; memory-bound problems get the wider margin.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+#include "problem/problem.hpp"
+#include "tune/benchmark.hpp"
+
+namespace tmagemm::tune {
+namespace {
+
+constexpr double m = kTieMarginComputeBound;
+
+Entry ours(double ms) { return {ms, false, -1}; }
+Entry lt(double ms, int rank) { return {ms, true, rank}; }
+
+TEST(PickWinner, AnotherBackendWinsBeyondTheMargin) {
+  EXPECT_EQ(pick_winner({ours(1.0), lt(1.0 * (1 + m) * 1.001, 0)}, m), 0u);
+}
+
+TEST(PickWinner, CublasLtWithinTheMarginTakesTheTie) {
+  // The fastest cuBLASLt choice is within the margin of ours: it wins (it is cuBLASLt's first pick here).
+  EXPECT_EQ(pick_winner({ours(1.0), ours(1.001), lt(1.0 * (1 + m) * 0.999, 0), lt(1.1, 1)}, m), 2u);
+}
+
+TEST(PickWinner, AmongCublasLtNearTiesItsOwnFirstPickWins) {
+  // algo3 is fastest, algo0 within the margin of it: algo0. algo1 is faster than algo0 but ranked after it.
+  EXPECT_EQ(pick_winner({lt(1.0, 3), lt(1.002, 1), lt(1.004, 0), lt(1.2, 2)}, m), 2u);
+  // algo0 beyond the margin: the fastest within it (by rank) wins.
+  EXPECT_EQ(pick_winner({lt(1.0, 3), lt(1.002, 1), lt(1.0 * (1 + m) * 1.01, 0)}, m), 1u);
+  // The near-tie is judged against the fastest cuBLASLt choice, not chained along the list.
+  EXPECT_EQ(pick_winner({lt(1.0, 2), lt(1.0 + 0.9 * m, 1), lt(1.0 + 1.8 * m, 0)}, m), 1u);
+}
+
+TEST(PickWinner, WithoutCublasLtTheFastestWins) {
+  EXPECT_EQ(pick_winner({ours(1.0), ours(1.0)}, m), 0u);
+  EXPECT_EQ(pick_winner({ours(1.0)}, m), 0u);
+  EXPECT_EQ(pick_winner({ours(1.0), lt(std::numeric_limits<double>::infinity(), 0)}, m), 0u);
+}
+
+GemmProblem problem(int64_t mm, int64_t n, int64_t k) {
+  GemmProblem p;
+  p.m = mm;
+  p.n = n;
+  p.k = k;
+  p.batch = 1;
+  p.a.dtype = p.b.dtype = p.out.dtype = DType::bf16;
+  return p;
+}
+
+TEST(TieMargin, MemoryBoundProblemsGetTheWiderMargin) {
+  EXPECT_EQ(tie_margin(problem(16, 28672, 8192)), kTieMarginMemoryBound);  // decode: ~16 FLOP/byte
+  EXPECT_EQ(tie_margin(problem(128, 8192, 8192)), kTieMarginMemoryBound);  // ~120 FLOP/byte
+  EXPECT_EQ(tie_margin(problem(512, 14336, 4096)), kTieMarginComputeBound);
+  EXPECT_EQ(tie_margin(problem(4096, 4096, 4096)), kTieMarginComputeBound);
+  EXPECT_EQ(tie_margin(problem(1000, 1000, 1000)), kTieMarginComputeBound);
+}
+
+}  // namespace
+}  // namespace tmagemm::tune
