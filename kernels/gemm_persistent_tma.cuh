@@ -43,13 +43,9 @@
 #include "ptx/sync.cuh"
 #include "ptx/wgmma.cuh"
 #include "scheduler.cuh"
+#include "tma_desc.cuh"
 
 namespace tmagemm::kernels {
-
-// Opaque 128-byte CUtensorMap (cuda.h is not available under NVRTC).
-struct alignas(64) TmaDesc {
-  char bytes[128];
-};
 
 __device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {

@@ -16,6 +16,7 @@ struct Options {
   bool persistent_tma = true;              // TMAGEMM_PERSISTENT_TMA=0|1
   bool fallback = true;                    // TMAGEMM_FALLBACK=0|1
   bool cublaslt = true;                    // TMAGEMM_CUBLASLT=0|1
+  bool skinny = true;                      // TMAGEMM_SKINNY=0|1 (split-K kernels for M <= 64)
   std::string choice_regex;                // TMAGEMM_CHOICE_REGEX=<ECMAScript regex on choice names>
   int sm_carveout = 0;                     // TMAGEMM_SM_CARVEOUT=<int >= 0>
 

@@ -34,6 +34,20 @@ __device__ inline void mbarrier_arrive_cluster(const void* local_bar, cuda::std:
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
+// Reads 4 floats at the same shared-memory offset as `local` in CTA `rank` of the cluster (distributed shared
+// memory). NOTE: the peer's writes must be ordered before this read by a cluster barrier (release / acquire), and
+// the peer must not exit before the read completes.
+__device__ inline float4 ld_shared_cluster_f32x4(const void* local, cuda::std::uint32_t rank) {
+  cuda::std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(local)), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
 __device__ inline cuda::std::uint32_t cluster_ctarank() {
   cuda::std::uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));

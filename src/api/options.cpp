@@ -121,6 +121,7 @@ Options::Options() {
   read_tuning("TMAGEMM_TUNING", tuning);
   read_bool("TMAGEMM_PERSISTENT_TMA", persistent_tma);
   read_bool("TMAGEMM_FALLBACK", fallback);
+  read_bool("TMAGEMM_SKINNY", skinny);
   read_bool("TMAGEMM_CUBLASLT", cublaslt);
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);

@@ -42,7 +42,7 @@ using ChoicePtr = std::shared_ptr<const Choice>;
 // A backend offers choices for a problem (applicable or not: can_implement says which).
 struct Backend {
   const char* name;
-  // The Options field that enables it ("persistent_tma", "fallback", "cublaslt").
+  // The Options field that enables it ("persistent_tma", "fallback", "cublaslt", "skinny").
   bool (*enabled)(const Options& options);
   std::vector<ChoicePtr> (*enumerate)(const GemmProblem& problem, const runtime::DeviceInfo& device,
                                       const Options& options);
@@ -55,5 +55,6 @@ const std::vector<Backend>& backends();
 Backend persistent_tma_backend();
 Backend cublaslt_backend();
 Backend fallback_backend();
+Backend skinny_backend();
 
 }  // namespace tmagemm::choices

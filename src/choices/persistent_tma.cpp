@@ -234,31 +234,6 @@ CUtensorMapL2promotion promotion_for(const Operand& o) {
   return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
 
-// Rank-3 tiled map over (inner, outer, batch) with 128-byte swizzle and zero fill; memoised per thread
-// (runtime::encode_tiled), so a repeated call on the same tensors encodes nothing.
-CUtensorMap encode_map(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner, uint64_t outer,
-                       uint64_t batch, int64_t outer_stride, int64_t batch_stride, uint32_t box_inner,
-                       uint32_t box_outer, CUtensorMapL2promotion promotion, const char* what) {
-  runtime::TensorMapKey key;
-  key.address = base;
-  key.dtype = type;
-  key.rank = 3;
-  key.dims[0] = inner;
-  key.dims[1] = outer;
-  key.dims[2] = batch;
-  key.strides[0] = static_cast<uint64_t>(outer_stride) * elem;
-  key.strides[1] = batch <= 1 ? 0 : static_cast<uint64_t>(batch_stride) * elem;  // never used; 0 is accepted
-  key.box[0] = box_inner;
-  key.box[1] = box_outer;
-  key.box[2] = 1;
-  key.element_strides[0] = key.element_strides[1] = key.element_strides[2] = 1;
-  key.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-  key.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  key.l2_promotion = promotion;
-  key.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-  return runtime::encode_tiled(key, what);
-}
-
 // Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing. Entries
 // are never replaced (modules are never unloaded), so each thread keeps a copy of those it has used and reads it
 // without the lock.
@@ -341,22 +316,22 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   CUtensorMap map_a, map_b;
   // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
-    map_a = encode_map(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
+    map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
                        c.bm / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
-    map_a = encode_map(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
+    map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
                        c.bk / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
-    map_b = encode_map(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
+    map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
                        c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
-    map_b = encode_map(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
+    map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
                        promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));
   if (c.store_tma)
-    map_out = encode_map(p.out.data,
+    map_out = runtime::encode_sw128_3d(p.out.data,
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                          2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,
                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "cuTensorMapEncodeTiled(out)");

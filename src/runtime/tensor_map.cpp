@@ -74,4 +74,27 @@ CUtensorMap encode_tiled(const TensorMapKey& key, const char* what) {
   return cache->insert(key, map);
 }
 
+CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner,
+                            uint64_t outer, uint64_t batch, int64_t outer_stride, int64_t batch_stride,
+                            uint32_t box_inner, uint32_t box_outer, CUtensorMapL2promotion promotion, const char* what) {
+  TensorMapKey key;
+  key.address = base;
+  key.dtype = type;
+  key.rank = 3;
+  key.dims[0] = inner;
+  key.dims[1] = outer;
+  key.dims[2] = batch;
+  key.strides[0] = static_cast<uint64_t>(outer_stride) * elem;
+  key.strides[1] = batch <= 1 ? 0 : static_cast<uint64_t>(batch_stride) * elem;  // never used; 0 is accepted
+  key.box[0] = box_inner;
+  key.box[1] = box_outer;
+  key.box[2] = 1;
+  key.element_strides[0] = key.element_strides[1] = key.element_strides[2] = 1;
+  key.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  key.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  key.l2_promotion = promotion;
+  key.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return encode_tiled(key, what);
+}
+
 }  // namespace tmagemm::runtime

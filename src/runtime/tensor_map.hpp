@@ -67,4 +67,11 @@ class TensorMapCache {
 // kept then).
 CUtensorMap encode_tiled(const TensorMapKey& key, const char* what);
 
+// The rank-3 tiled map over (inner, outer, batch) of 16-bit elements the GEMM kernels load with: 128-byte swizzle,
+// zero fill past the edges, box {box_inner, box_outer, 1}; strides in elements (`elem` bytes each). Through
+// encode_tiled, so a repeated call on the same tensors encodes nothing.
+CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::size_t elem, uint64_t inner,
+                            uint64_t outer, uint64_t batch, int64_t outer_stride, int64_t batch_stride,
+                            uint32_t box_inner, uint32_t box_outer, CUtensorMapL2promotion promotion, const char* what);
+
 }  // namespace tmagemm::runtime

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "choices/persistent_tma.hpp"
+#include "choices/skinny.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "tmagemm/error.hpp"
@@ -34,7 +35,7 @@ struct MemoKey {
   unsigned align_bits;
   int64_t m, n, k, batch;
   int tuning, carveout;
-  bool persistent_tma, fallback, cublaslt;
+  bool persistent_tma, fallback, cublaslt, skinny;
   int bias_kind, act, scale_kind;
   bool fast_accum;
   std::string regex;
@@ -50,7 +51,8 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.b_major) << 36 | static_cast<uint64_t>(k.out_major) << 40 |
         static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
         static_cast<uint64_t>(k.persistent_tma) << 56 | static_cast<uint64_t>(k.fallback) << 57 |
-        static_cast<uint64_t>(k.cublaslt) << 58 | static_cast<uint64_t>(k.fast_accum) << 59);
+        static_cast<uint64_t>(k.cublaslt) << 58 | static_cast<uint64_t>(k.fast_accum) << 59 |
+        static_cast<uint64_t>(k.skinny) << 60);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
         static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56);
@@ -87,7 +89,8 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  p.k,                            p.batch,
                  static_cast<int>(o.tuning),     o.sm_carveout,
                  o.persistent_tma,               o.fallback,
-                 o.cublaslt,                     static_cast<int>(p.bias_kind),
+                 o.cublaslt,                     o.skinny,
+                 static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  p.fast_accum,                   o.choice_regex};
 }
@@ -113,6 +116,7 @@ std::string filter_signature(const Options& o) {
   if (!o.persistent_tma) s += "-tma";
   if (!o.fallback) s += "-fallback";
   if (!o.cublaslt) s += "-cublaslt";
+  if (!o.skinny) s += "-skinny";
   if (o.sm_carveout) s += fmt::format("-carve{}", o.sm_carveout);
   if (!o.choice_regex.empty()) s += "-re:" + o.choice_regex;
   return s;
@@ -239,7 +243,13 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
   // tile throughput, penalised for misaligned rows; persistent_tma_score); if no persistent-TMA choice
   // applies — or the rows of both A and B start off 32-byte boundaries, where every TMA tile shape loses
   // ~1/3 to L2 request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
-  // (cuBLASLt's first heuristic algorithm).
+  // (cuBLASLt's first heuristic algorithm). Before all that, for few rows (M <= 64), the skinny choice named by
+  // choices::skinny_heuristic_choice when it applies: a persistent grid of M-by-BN tiles leaves most SMs idle on
+  // such problems, and that choice measured within ~3-10 % of the best tuned choice on the decode suite
+  // (docs/perf-notes.md, skinny v2).
+  const std::string skinny = choices::skinny_heuristic_choice(p, dev.sm_count);
+  for (const auto& c : cands)
+    if (c.reason.empty() && c.choice->name() == skinny) return c.choice;
   const auto off32 = [](const Operand& o) { return row_alignment_bytes(o) < 32; };
   if (off32(p.a) && off32(p.b))
     for (const auto& c : cands)

@@ -13,7 +13,7 @@
 namespace tmagemm {
 namespace {
 
-const char* const kVars[] = {"TMAGEMM_TUNING",   "TMAGEMM_PERSISTENT_TMA", "TMAGEMM_FALLBACK",
+const char* const kVars[] = {"TMAGEMM_TUNING",   "TMAGEMM_PERSISTENT_TMA", "TMAGEMM_FALLBACK",   "TMAGEMM_SKINNY",
                              "TMAGEMM_CUBLASLT", "TMAGEMM_CHOICE_REGEX",   "TMAGEMM_SM_CARVEOUT"};
 
 // Clears the TMAGEMM_* variables for each test and puts the caller's values back afterwards.
@@ -91,7 +91,7 @@ TEST_F(OptionsEnv, Bools) {
     bool Options::*field;
   };
   for (Case c : {Case{"TMAGEMM_PERSISTENT_TMA", &Options::persistent_tma}, Case{"TMAGEMM_FALLBACK", &Options::fallback},
-                 Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}}) {
+                 Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}, Case{"TMAGEMM_SKINNY", &Options::skinny}}) {
     for (const char* off : {"0", "false", "off", "FALSE", "Off", " 0 "}) {
       set(c.name, off);
       EXPECT_FALSE(Options().*c.field) << c.name << "=" << off;

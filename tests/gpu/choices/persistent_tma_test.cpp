@@ -20,6 +20,7 @@ Options kernel_options() {
   o.tuning = Tuning::heuristic;
   o.cublaslt = false;
   o.fallback = false;
+  o.skinny = false;
   return o;
 }
 

@@ -24,6 +24,7 @@ class Dispatch : public ::testing::Test {
     Options o = Options::defaults_only();
     o.persistent_tma = false;
     o.cublaslt = false;
+    o.skinny = false;
     return o;
   }
 

@@ -1,0 +1,258 @@
+// gemm_skinny.cuh — split-K TMA + WGMMA GEMM for few rows (M <= 64): the decode-time product whose cost is reading
+// B once. out (M x N) = A (M x K) * B (K x N) is computed as its transpose, out^T = B^T * A^T (swap-AB), so that N
+// runs along the wgmma's 64-row side and the few rows of A along its N side (kMP = 32 or 64 columns): the tensor
+// cores never pad N, and M is padded only to kMP.
+//
+// Grid: (tiles_n * S, 1, batch), launched as clusters of S CTAs along x (S = splits, 1..8). Cluster c owns the BN
+// columns [c * BN, c * BN + BN) of out; its CTA of rank r reads K from r * k_split to min(K, (r + 1) * k_split)
+// (k_split a multiple of BK; a rank past K reads nothing and contributes zeros).
+//
+// Roles: warps 0-3 (one warpgroup) consume, warp 4 produces. The producer's elected lane fills a kStages-deep ring
+// with TMA loads (full / empty mbarriers, as gemm_persistent_tma.cuh); the consumers run wgmma.mma_async
+// m64n{kMP}k16 from shared memory into fp32 registers (BN / 64 fragments) and release a stage once the wgmmas
+// reading it have retired. K tails past K are zero-filled by TMA; rows past M and columns past N likewise.
+//
+// Layouts (128-byte swizzle, as gemm_persistent_tma.cuh; the wgmma's A is our B, its B is our A):
+//   B K-major (stored N x K): BK/64 slabs of [BN][128 B], box {64, BN};  B N-major (K x N): BN/64 chunks of
+//   [BK][128 B], box {64, BK}. A K-major (M x K): BK/64 slabs of [kMP][128 B], box {64, kMP}; A M-major (K x M):
+//   one chunk of [BK][128 B], box {64, BK} (columns past kMP are loaded as zeros and never read).
+//
+// Reduction: each CTA writes its fp32 partial tile to its own shared memory as red[kMP][BN + 4] (over the ring,
+// which is idle by then). After a cluster barrier, CTA r sums columns [r * BN / S, (r + 1) * BN / S) of the S
+// partials over distributed shared memory in rank order (deterministic) and stores rows < M (epilogue.cuh
+// store_one / store_two; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
+// shared memory alive until its peers have read it.
+//
+// Config (template argument, rendered by src/choices/skinny.cpp): kBN, kBK, kStages, kMP, kF16, kOut, kAKMajor,
+// kBKMajor. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
+// (each rendered variant static_asserts it).
+#pragma once
+#include <cuda/ptx>
+#include <cuda/std/cstdint>
+
+#include "epilogue.cuh"
+#include "ptx/sync.cuh"
+#include "ptx/wgmma.cuh"
+#include "tma_desc.cuh"
+
+namespace tmagemm::kernels {
+
+// Mirrored on the host (src/choices/skinny.cpp); keep the layout identical.
+struct SkinnyParams {
+  int M, N, K;
+  int k_split;  // K elements per CTA of a cluster, a multiple of BK
+  int splits;   // CTAs per cluster (== the launch's cluster size)
+};
+
+constexpr int kSkinnyThreads = 160;  // one consumer warpgroup + one producer warp
+constexpr int kSkinnyRedPad = 4;     // floats of padding per row of the reduction tile
+
+template <class Cfg>
+constexpr int skinny_b_tile_bytes() {
+  return Cfg::kBN * Cfg::kBK * 2;
+}
+template <class Cfg>
+constexpr int skinny_a_tile_bytes() {
+  return (Cfg::kAKMajor ? Cfg::kMP : 64) * Cfg::kBK * 2;
+}
+template <class Cfg>
+constexpr int skinny_smem_bytes() {
+  const int ring = Cfg::kStages * (skinny_b_tile_bytes<Cfg>() + skinny_a_tile_bytes<Cfg>());
+  const int red = 4 * Cfg::kMP * (Cfg::kBN + kSkinnyRedPad);
+  return 1024 /* alignment slack */ + (ring > red ? ring : red) + 2 * Cfg::kStages * 8 /* barriers */;
+}
+
+__device__ inline void skinny_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(kSkinnyThreads)
+    gemm_skinny(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b, const SkinnyParams p,
+                const EpilogueParams ep) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using cuda::std::uint32_t;
+  using cuda::std::uint64_t;
+  constexpr int BN = Cfg::kBN, BK = Cfg::kBK, MP = Cfg::kMP, S = Cfg::kStages;
+  constexpr int MI = BN / 64;  // m64 fragments (64 columns of out each)
+  constexpr int kBBytes = skinny_b_tile_bytes<Cfg>(), kABytes = skinny_a_tile_bytes<Cfg>();
+  constexpr int kStageBytes = kBBytes + kABytes;
+  constexpr int RP = BN + kSkinnyRedPad;
+  constexpr int kRing = S * kStageBytes, kRed = 4 * MP * RP;
+  static_assert(BN % 64 == 0 && BN <= 256, "whole m64 fragments; TMA boxes of at most 256 rows");
+  static_assert(BK % 64 == 0, "BK is whole 128-byte swizzle slabs");
+  static_assert(MP == 32 || MP == 64, "wgmma n = 32 or 64");
+  static_assert(kBBytes % 1024 == 0 && kABytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
+
+  extern __shared__ unsigned char smem_raw[];
+  // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
+  unsigned char* smem = smem_raw + ((1024 - (ptx::smem_u32(smem_raw) & 1023)) & 1023);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + (kRing > kRed ? kRing : kRed));
+  uint64_t* empty = full + S;
+
+  const int splits = p.splits;
+  const int rank = static_cast<int>(blockIdx.x) % splits;  // == %cluster_ctarank for clusters of `splits` along x
+  const int n0 = (static_cast<int>(blockIdx.x) / splits) * BN;
+  const int batch = blockIdx.z;
+  const int kbeg = rank * p.k_split;
+  const int kend = min(p.K, kbeg + p.k_split);
+  const int nkb = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      cuda::ptx::mbarrier_init(&full[s], 1);
+      cuda::ptx::mbarrier_init(&empty[s], 4);  // one arrival per consumer warp
+    }
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  float acc[MI][MP / 2];
+  if (warp == 4) {
+    // ---------------- producer ----------------
+    if (lane == 0) {
+      ptx::prefetch_tensormap(&tma_a);
+      ptx::prefetch_tensormap(&tma_b);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int kb = 0; kb < nkb; ++kb) {
+        skinny_wait(&empty[stage], phase ^ 1);
+        // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
+        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                             &full[stage], kStageBytes);
+        unsigned char* b_dst = smem + stage * kStageBytes;
+        unsigned char* a_dst = b_dst + kBBytes;
+        const int k0 = kbeg + kb * BK;
+        if constexpr (Cfg::kBKMajor) {
+#pragma unroll
+          for (int sl = 0; sl < BK / 64; ++sl) {
+            const cuda::std::int32_t c[3] = {k0 + 64 * sl, n0, batch};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst + sl * BN * 128,
+                                            &tma_b, c, &full[stage]);
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j) {
+            const cuda::std::int32_t c[3] = {n0 + 64 * j, k0, batch};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst + j * BK * 128,
+                                            &tma_b, c, &full[stage]);
+          }
+        }
+        if constexpr (Cfg::kAKMajor) {
+#pragma unroll
+          for (int sl = 0; sl < BK / 64; ++sl) {
+            const cuda::std::int32_t c[3] = {k0 + 64 * sl, 0, batch};
+            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst + sl * MP * 128,
+                                            &tma_a, c, &full[stage]);
+          }
+        } else {
+          const cuda::std::int32_t c[3] = {0, k0, batch};
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, &tma_a, c,
+                                          &full[stage]);
+        }
+        if (++stage == S) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers ----------------
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int i = 0; i < MP / 2; ++i) acc[mi][i] = 0.0f;
+    const uint32_t base = ptx::smem_u32(smem);
+    // Stage 0's descriptors; the loop adds byte offsets to their address field.
+    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(base, 16, 1024) : ptx::smem_desc_sw128(base, BK * 128, 1024);
+    const uint64_t a_desc0 = Cfg::kAKMajor ? ptx::smem_desc_sw128(base + kBBytes, 16, 1024)
+                                           : ptx::smem_desc_sw128(base + kBBytes, BK * 128, 1024);
+    int stage = 0, prev_stage = 0;
+    uint32_t phase = 0;
+    for (int kb = 0; kb < nkb; ++kb) {
+      skinny_wait(&full[stage], phase);
+      const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int k16 = 0; k16 < BK / 16; ++k16) {
+        const uint32_t a_off = Cfg::kAKMajor ? (k16 / 4) * MP * 128 + (k16 % 4) * 32 : k16 * 16 * 128;
+        const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          const uint32_t b_off = Cfg::kBKMajor ? (k16 / 4) * BN * 128 + mi * 64 * 128 + (k16 % 4) * 32
+                                               : mi * BK * 128 + k16 * 16 * 128;
+          const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
+          ptx::Mma16<MP, Cfg::kBKMajor ? 0 : 1, Cfg::kAKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], db, da, 1);
+        }
+      }
+      ptx::wgmma_commit();
+      if (kb > 0) {
+        // NOTE: release a stage only after the wgmmas reading it have completed.
+        ptx::wgmma_wait<1>();
+        if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+      }
+      prev_stage = stage;
+      if (++stage == S) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) ptx::fence_accumulators(acc[mi]);
+  }
+  // Every stage's loads were awaited and every wgmma has retired: the ring is idle. (The producer issues nothing
+  // the consumers do not wait for.)
+  __syncthreads();
+
+  float* red = reinterpret_cast<float*>(smem);
+  if (warp < 4) {
+    // wgmma accumulator of fragment mi: d[i] at row 16 * warp + lane / 4 + 8 * ((i / 2) % 2) (a column of out) and
+    // column 8 * (i / 4) + 2 * (lane % 4) + i % 2 (a row of out). Row stride RP = BN + 4 puts the 32 lanes of one
+    // store on 32 distinct banks (8t + g).
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int i = 0; i < MP / 2; ++i) {
+        const int col = mi * 64 + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
+        const int row = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        red[row * RP + col] = acc[mi][i];
+      }
+  }
+  ptx::cluster_sync();  // every CTA's partial tile is written and visible to the cluster
+
+  // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step.
+  const int cols = BN / splits, quads = cols / 4, c0 = rank * cols;
+  const int rows = min(MP, p.M);
+  void* out = ep.out;
+  const long long batch_off = static_cast<long long>(batch) * ep.batch_stride;
+  for (int u = threadIdx.x; u < rows * quads; u += kSkinnyThreads) {
+    const int row = u / quads, col = c0 + 4 * (u % quads);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int s = 0; s < splits; ++s) {
+      const float4 v = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s));
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const int n = n0 + col;
+    const long long off = batch_off + row * ep.row_stride + n * ep.col_stride;
+    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int h = 0; h < 4; h += 2) {
+      if (ep.vec2 && n + h + 1 < p.N) {
+        store_two<Cfg::kOut>(out, off + h, vals[h], vals[h + 1]);
+      } else {
+        if (n + h < p.N) store_one<Cfg::kOut>(out, off + h * ep.col_stride, vals[h]);
+        if (n + h + 1 < p.N) store_one<Cfg::kOut>(out, off + (h + 1) * ep.col_stride, vals[h + 1]);
+      }
+    }
+  }
+  ptx::cluster_sync();  // peers have finished reading this CTA's partial tile
+#endif
+}
+
+}  // namespace tmagemm::kernels

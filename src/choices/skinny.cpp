@@ -1,0 +1,268 @@
+// skinny.cpp — host side of the skinny backend: config table, split counts, can_implement, KernelSpec
+// rendering, launch.
+#include "choices/skinny.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "choices/epilogue_params.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+#include "runtime/log.hpp"
+#include "runtime/tensor_map.hpp"
+
+namespace tmagemm::choices {
+
+namespace {
+
+// Mirrors kernels::SkinnyParams (kernels/gemm_skinny.cuh).
+struct SkinnyParamsHost {
+  int M, N, K;
+  int k_split;
+  int splits;
+};
+
+constexpr int kThreads = 160;  // kernels::kSkinnyThreads
+constexpr int kRedPad = 4;     // kernels::kSkinnyRedPad
+constexpr int kMaxRows = 64;   // the largest padded M
+
+int out_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : d == DType::f32 ? 2 : -1; }
+
+}  // namespace
+
+std::string SkinnyConfig::name() const { return fmt::format("skinny_{}x{}_st{}", bn, bk, stages); }
+
+std::size_t SkinnyConfig::smem_bytes(int mp, bool a_k_major) const {
+  const std::size_t tile_b = static_cast<std::size_t>(bn) * bk * 2;
+  const std::size_t tile_a = static_cast<std::size_t>(a_k_major ? mp : 64) * bk * 2;
+  const std::size_t ring = stages * (tile_b + tile_a);
+  const std::size_t red = 4 * static_cast<std::size_t>(mp) * (bn + kRedPad);
+  return 1024 + std::max(ring, red) + 2 * static_cast<std::size_t>(stages) * 8;
+}
+
+// Columns of out per cluster (BN), K block, ring depth. 128 x 64 x 4 (~97 KB at 64 padded rows) puts two CTAs on an
+// SM; the others (160-192 KB) one, with 64-128 KB of B in flight. Each was the fastest skinny choice on some decode
+// shape in the first tuning (docs/perf-notes.md, skinny v2); none was faster than cuBLASLt by more than ~3 %.
+const std::vector<SkinnyConfig>& skinny_configs() {
+  static const std::vector<SkinnyConfig> table = {
+      {128, 64, 4}, {128, 64, 8}, {256, 64, 4}, {64, 64, 12}, {128, 128, 4},
+  };
+  return table;
+}
+
+const std::vector<int>& skinny_splits() {
+  static const std::vector<int> splits = {1, 2, 4, 8};
+  return splits;
+}
+
+int skinny_padded_m(int64_t m) { return m <= 32 ? 32 : 64; }
+
+int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
+  const int64_t blocks = (k + c.bk - 1) / c.bk;
+  return ((blocks + splits - 1) / splits) * c.bk;
+}
+
+std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, int splits) {
+  if (p.op != Op::mm && p.op != Op::bmm)
+    return fmt::format("op {} is not handled by the skinny template yet", to_string(p.op));
+  if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
+    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                       to_string(p.b.dtype));
+  if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
+  if (p.m > kMaxRows) return fmt::format("M = {} is above {} (the template is for few rows)", p.m, kMaxRows);
+  const int64_t limit = int64_t{1} << 31;
+  if (p.n >= limit || p.k >= limit) return "an extent is 2^31 or more";
+  if (p.batch > 65535) return "batch above 65535 (grid z limit)";
+  // TMA loads both operands: 16-byte aligned bases and strides, one unit stride.
+  if (auto t = can_use_tma(p.a); !t.ok) return "A: " + t.reason;
+  if (auto t = can_use_tma(p.b); !t.ok) return "B: " + t.reason;
+  if (reinterpret_cast<std::uintptr_t>(p.out.data) % itemsize(p.out.dtype) != 0)
+    return "the output base address is not aligned to its element size";
+  if (splits < 1 || splits > 8 || c.bn % (4 * splits) != 0) return fmt::format("split count {} is not 1..8", splits);
+  const int64_t blocks = (p.k + c.bk - 1) / c.bk;
+  if (splits > 1 && blocks < 2 * splits)
+    return fmt::format("K = {} has {} blocks of {}: too few to split {} ways (2 per CTA at least)", p.k, blocks, c.bk,
+                       splits);
+  if (((p.n + c.bn - 1) / c.bn) * splits >= limit) return "2^31 or more CTAs";
+  return {};
+}
+
+int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_count) {
+  const int64_t tiles = ((p.n + c.bn - 1) / c.bn) * p.batch;
+  const int64_t blocks = (p.k + c.bk - 1) / c.bk;
+  int best = 1;
+  for (int s : skinny_splits()) {
+    if (s > 1 && blocks < 2 * s) break;
+    best = s;
+    if (3 * tiles * s >= sm_count) break;
+  }
+  return best;
+}
+
+std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
+  const SkinnyConfig& c = skinny_configs()[p.m <= 32 ? 1 : 0];  // 128 x 64 x 8 or 128 x 64 x 4
+  return fmt::format("{}_split{}", c.name(), skinny_heuristic_splits(p, c, sm_count));
+}
+
+namespace {
+
+jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool a_k_major, bool b_k_major) {
+  static const char* out_names[] = {"bf16", "f16", "f32"};
+  jit::KernelSpec s;
+  s.name = fmt::format("{}_m{}_{}_{}{}_{}", c.name(), mp, f16 ? "f16" : "bf16", a_k_major ? 'r' : 'c',
+                       b_k_major ? 'c' : 'r', out_names[out]);
+  s.header = "gemm_skinny.cuh";
+  s.extra_source = fmt::format(
+      "struct TmagemmSkinnyConfig {{\n"
+      "  static constexpr int kBN = {}, kBK = {}, kStages = {}, kMP = {};\n"
+      "  static constexpr bool kF16 = {};\n"
+      "  static constexpr int kOut = {};\n"
+      "  static constexpr bool kAKMajor = {}, kBKMajor = {};\n"
+      "}};\n"
+      "// The host launches with SkinnyConfig::smem_bytes; the kernel's own count must agree.\n"
+      "static_assert(tmagemm::kernels::skinny_smem_bytes<TmagemmSkinnyConfig>() == {}, \"smem size drift\");\n",
+      c.bn, c.bk, c.stages, mp, f16, out, a_k_major, b_k_major, c.smem_bytes(mp, a_k_major));
+  s.kernel = "tmagemm::kernels::gemm_skinny<TmagemmSkinnyConfig>";
+  return s;
+}
+
+bool a_k_major(const GemmProblem& p) { return p.a.major() == Major::row; }
+bool b_k_major(const GemmProblem& p) { return p.b.major() == Major::col; }
+
+}  // namespace
+
+jit::KernelSpec skinny_spec(const GemmProblem& p, const SkinnyConfig& c) {
+  return make_spec(c, skinny_padded_m(p.m), p.a.dtype == DType::f16, out_code(p.out.dtype), a_k_major(p),
+                   b_k_major(p));
+}
+
+std::vector<jit::KernelSpec> skinny_all_specs() {
+  std::vector<jit::KernelSpec> specs;
+  for (const auto& c : skinny_configs())
+    for (int mp : {32, 64})
+      for (bool f16 : {false, true})
+        for (int out : {0, 1, 2})
+          for (bool ak : {true, false})
+            for (bool bk : {true, false}) specs.push_back(make_spec(c, mp, f16, out, ak, bk));
+  return specs;
+}
+
+void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cudaStream_t stream) {
+  using Key = std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>;
+  static std::mutex mutex;
+  static std::map<Key, CUfunction> loaded;
+  const int mp = skinny_padded_m(p.m);
+  const bool ak = a_k_major(p), bk = b_k_major(p);
+  const std::size_t smem = c.smem_bytes(mp, ak);
+  const Key key{&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device};
+  CUfunction fn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = loaded.find(key); it != loaded.end()) fn = it->second;
+  }
+  if (!fn) {
+    fn = jit::load(skinny_spec(p, c), p.device, smem);
+    std::lock_guard<std::mutex> lock(mutex);
+    loaded.emplace(key, fn);
+  }
+  const auto type = p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  // B is streamed once: 256-byte L2 promotion unless its rows start off 32-byte boundaries (as persistent TMA).
+  const auto promotion = [](const Operand& o) {
+    return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  };
+  const CUtensorMap map_a =
+      ak ? runtime::encode_sw128_3d(p.a.data, type, 2, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, mp,
+                                    promotion(p.a), "cuTensorMapEncodeTiled(skinny a)")
+         : runtime::encode_sw128_3d(p.a.data, type, 2, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
+                                    promotion(p.a), "cuTensorMapEncodeTiled(skinny a)");
+  const CUtensorMap map_b =
+      bk ? runtime::encode_sw128_3d(p.b.data, type, 2, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64, c.bn,
+                                    promotion(p.b), "cuTensorMapEncodeTiled(skinny b)")
+         : runtime::encode_sw128_3d(p.b.data, type, 2, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
+                                    promotion(p.b), "cuTensorMapEncodeTiled(skinny b)");
+  SkinnyParamsHost sp{static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
+                      static_cast<int>(skinny_k_split(p.k, c, splits)), splits};
+  EpilogueParamsHost ep = epilogue_params(p);
+  void* params[] = {const_cast<CUtensorMap*>(&map_a), const_cast<CUtensorMap*>(&map_b), &sp, &ep};
+  CUlaunchAttribute attr[1];
+  attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr[0].value.clusterDim.x = static_cast<unsigned>(splits);
+  attr[0].value.clusterDim.y = 1;
+  attr[0].value.clusterDim.z = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(((p.n + c.bn - 1) / c.bn) * splits);
+  cfg.gridDimY = 1;
+  cfg.gridDimZ = static_cast<unsigned>(p.batch);
+  cfg.sharedMemBytes = static_cast<unsigned>(smem);
+  cfg.blockDimX = kThreads;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  // NOTE: a launch without clusters runs each CTA as a cluster of one (barrier.cluster and mapa still work).
+  cfg.attrs = splits > 1 ? attr : nullptr;
+  cfg.numAttrs = splits > 1 ? 1 : 0;
+  if (runtime::log_enabled("launch"))
+    std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",
+                 skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, splits);
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(skinny)");
+}
+
+namespace {
+
+class SkinnyChoice final : public Choice {
+ public:
+  SkinnyChoice(const SkinnyConfig& c, int splits)
+      : config_(c), splits_(splits), name_(fmt::format("{}_split{}", c.name(), splits)) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "skinny"; }
+  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
+    if (d.cc_major < 9)
+      return fmt::format("needs sm_90 or newer (thread block clusters); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
+    if (auto r = skinny_can_implement(p, config_, splits_); !r.empty()) return r;
+    const std::size_t smem = config_.smem_bytes(skinny_padded_m(p.m), p.a.major() == Major::row);
+    if (smem > d.smem_per_block_optin)
+      return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
+    return {};
+  }
+  void precompile(const GemmProblem& p, int device) const override {
+    jit::compile(skinny_spec(p, config_), runtime::device_info(device).arch());
+  }
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
+    skinny_launch(p, config_, splits_, stream);
+  }
+  const SkinnyConfig& config() const { return config_; }
+  int splits() const { return splits_; }
+
+ private:
+  const SkinnyConfig& config_;
+  int splits_;
+  std::string name_;
+};
+
+}  // namespace
+
+const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits) {
+  const auto* c = dynamic_cast<const SkinnyChoice*>(&choice);
+  if (splits) *splits = c ? c->splits() : 0;
+  return c ? &c->config() : nullptr;
+}
+
+Backend skinny_backend() {
+  return Backend{"skinny", [](const Options& o) { return o.skinny; },
+                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+                   static const std::vector<ChoicePtr> all = [] {
+                     std::vector<ChoicePtr> v;
+                     for (const auto& c : skinny_configs())
+                       for (int s : skinny_splits()) v.push_back(std::make_shared<SkinnyChoice>(c, s));
+                     return v;
+                   }();
+                   return all;
+                 }};
+}
+
+}  // namespace tmagemm::choices

@@ -1,0 +1,56 @@
+// skinny.hpp — the skinny backend (device side: kernels/gemm_skinny.cuh): split-K, swap-AB TMA + WGMMA kernels for
+// problems with few rows (M <= 64), the decode-time GEMMs whose cost is reading B once. The K range is split over
+// a cluster of 1..8 CTAs whose partial tiles are summed through distributed shared memory, so one launch covers
+// the whole product (no workspace, no second kernel) and the result does not depend on timing.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "choices/choice.hpp"
+#include "jit/jit.hpp"
+
+namespace tmagemm::choices {
+
+struct SkinnyConfig {
+  int bn, bk, stages;
+  std::string name() const;  // e.g. "skinny_128x64_st4"
+  // Dynamic shared memory of the kernel for `mp` padded rows (kernels/gemm_skinny.cuh: 1 KiB of alignment slack,
+  // the larger of the TMA ring and the fp32 reduction tile, the ring's barriers). An M-major A takes 64 columns a
+  // stage whatever mp is.
+  std::size_t smem_bytes(int mp, bool a_k_major) const;
+};
+
+const std::vector<SkinnyConfig>& skinny_configs();
+
+// The split counts (CTAs per cluster) offered for each config.
+const std::vector<int>& skinny_splits();
+
+// Rows the kernel pads M to (the wgmma's n): 32 or 64.
+int skinny_padded_m(int64_t m);
+
+// Empty when the config with `splits` CTAs per cluster can run the problem; else the reason.
+std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig& config, int splits);
+
+// K elements per CTA of a cluster: the K blocks shared out evenly, in whole blocks.
+int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
+
+// The split count the heuristic uses: the smallest that puts a CTA on at least a third of the SMs (N tiles x batch
+// x splits >= SMs / 3), capped by the largest offered split and by the K blocks. On the decode suite that was the
+// fastest split of the config or within ~3 % of it (docs/perf-notes.md, skinny v2): HBM is saturated well before
+// every SM streams.
+int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count);
+
+// The name of the skinny choice the heuristic mode takes for the problem (128 x 64 tiles; 8 stages up to 32 rows,
+// 4 above; skinny_heuristic_splits), whether or not it applies.
+std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
+
+jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);
+std::vector<jit::KernelSpec> skinny_all_specs();
+
+void skinny_launch(const GemmProblem& problem, const SkinnyConfig& config, int splits, cudaStream_t stream);
+
+// The config and split count of a skinny choice; null / 0 for other backends' choices.
+const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits = nullptr);
+
+}  // namespace tmagemm::choices

@@ -1,0 +1,127 @@
+// skinny_test.cpp (CPU) — the skinny backend's host side: what it takes and refuses (in words), the K split, the
+// shared-memory size, the heuristic's split and choice, the choices offered, the variant list compile-check
+// compiles, and the heuristic mode picking a skinny choice for few rows without a GPU.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "choices/skinny.hpp"
+#include "cpu/test_support.hpp"
+#include "tune/tuner.hpp"
+
+namespace tmagemm::choices {
+namespace {
+
+Operand operand(uintptr_t addr, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  Operand o;
+  o.data = reinterpret_cast<const void*>(addr);
+  o.dtype = DType::bf16;
+  o.rows = rows;
+  o.cols = cols;
+  o.row_stride = rs;
+  o.col_stride = cs;
+  return o;
+}
+
+// Row-major A (M x K), B (K x N) and out.
+GemmProblem problem(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = operand(0x7f0000000000, m, k, k, 1);
+  p.b = operand(0x7f1000000000, k, n, n, 1);
+  p.out = operand(0x7f2000000000, m, n, n, 1);
+  return p;
+}
+
+const SkinnyConfig& config(int bn, int bk, int stages) {
+  for (const auto& c : skinny_configs())
+    if (c.bn == bn && c.bk == bk && c.stages == stages) return c;
+  throw std::runtime_error("no such skinny config");
+}
+
+TEST(SkinnyHost, TakesDecodeShapesInEveryLayout) {
+  for (int layout = 0; layout < 4; ++layout) {
+    GemmProblem p = problem(16, 4096, 4096);
+    if (layout & 1) p.a = operand(0x7f0000000000, 16, 4096, 1, 16);    // column-major A, ld 16
+    if (layout & 2) p.b = operand(0x7f1000000000, 4096, 4096, 1, 4096);  // column-major B
+    for (const auto& c : skinny_configs())
+      for (int s : skinny_splits()) EXPECT_EQ(skinny_can_implement(p, c, s), "") << c.name() << " split " << s;
+  }
+}
+
+TEST(SkinnyHost, RefusesWithReasons) {
+  const SkinnyConfig& c = config(128, 64, 4);
+  EXPECT_NE(skinny_can_implement(problem(65, 4096, 4096), c, 1).find("M = 65 is above 64"), std::string::npos);
+  GemmProblem p = problem(16, 4096, 4096);
+  p.op = Op::addmm;
+  EXPECT_NE(skinny_can_implement(p, c, 1).find("addmm"), std::string::npos);
+  p = problem(16, 4096, 4096);
+  p.b = operand(0x7f1000000002, 4096, 4096, 4096, 1);  // base off 16 bytes
+  EXPECT_EQ(skinny_can_implement(p, c, 1).rfind("B: ", 0), 0u) << skinny_can_implement(p, c, 1);
+  p = problem(16, 4096, 4100);
+  p.a = operand(0x7f0000000000, 16, 4100, 4100, 1);  // rows of 8200 bytes: not a multiple of 16
+  EXPECT_EQ(skinny_can_implement(p, c, 1).rfind("A: ", 0), 0u) << skinny_can_implement(p, c, 1);
+  // 7 blocks of 64 cannot feed 4 CTAs two blocks each.
+  EXPECT_NE(skinny_can_implement(problem(16, 4096, 448), c, 4).find("too few to split 4 ways"), std::string::npos);
+  EXPECT_EQ(skinny_can_implement(problem(16, 4096, 448), c, 2), "");
+}
+
+TEST(SkinnyHost, KSplitIsWholeBlocksSharedOut) {
+  const SkinnyConfig& c = config(128, 64, 4);
+  EXPECT_EQ(skinny_k_split(4096, c, 1), 4096);
+  EXPECT_EQ(skinny_k_split(4096, c, 4), 1024);
+  EXPECT_EQ(skinny_k_split(568, c, 4), 192);  // 9 blocks: 3, 3, 3, 0
+  EXPECT_EQ(skinny_k_split(1000, c, 2), 512);  // 16 blocks (the last partial): 8 each
+}
+
+TEST(SkinnyHost, SharedMemoryIsRingOrReductionTile) {
+  const SkinnyConfig& c = config(128, 64, 4);
+  // Ring: 4 x (B 128 x 64 + A 64 x 64) x 2 bytes; reduction 64 x (128 + 4) floats; + 1 KiB slack + 8 barriers.
+  EXPECT_EQ(c.smem_bytes(64, true), 1024u + 4 * (128 * 64 + 64 * 64) * 2 + 8 * 8);
+  EXPECT_EQ(c.smem_bytes(32, true), 1024u + 4 * (128 * 64 + 32 * 64) * 2 + 8 * 8);
+  EXPECT_EQ(c.smem_bytes(32, false), c.smem_bytes(64, true));  // an M-major A is loaded 64 columns wide
+  for (const auto& k : skinny_configs())
+    EXPECT_LE(k.smem_bytes(64, false), test_support::fake_h200().smem_per_block_optin) << k.name();
+}
+
+TEST(SkinnyHost, HeuristicSplitsReachAThirdOfTheSms) {
+  const SkinnyConfig& c = config(128, 64, 8);
+  EXPECT_EQ(skinny_heuristic_splits(problem(16, 4096, 4096), c, 132), 2);    // 32 tiles x 2 >= 44
+  EXPECT_EQ(skinny_heuristic_splits(problem(16, 14336, 4096), c, 132), 1);   // 112 tiles
+  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 8192), c, 132), 8);      // 4 tiles: the largest split
+  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 256), c, 132), 2);       // 4 blocks: 2 CTAs at most
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132), "skinny_128x64_st8_split2");
+  EXPECT_EQ(skinny_heuristic_choice(problem(64, 28672, 8192), 132), "skinny_128x64_st4_split1");
+}
+
+TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
+  const auto choices = skinny_backend().enumerate(problem(16, 4096, 4096), test_support::fake_h200(),
+                                                  Options::defaults_only());
+  EXPECT_EQ(choices.size(), skinny_configs().size() * skinny_splits().size());
+  std::set<std::string> names;
+  for (const auto& c : choices) {
+    names.insert(c->name());
+    EXPECT_STREQ(c->backend(), "skinny");
+    EXPECT_EQ(c->can_implement(problem(16, 4096, 4096), test_support::fake_h200()), "") << c->name();
+  }
+  EXPECT_EQ(names.size(), choices.size());
+  const auto specs = skinny_all_specs();
+  EXPECT_EQ(specs.size(), skinny_configs().size() * 2 /*mp*/ * 2 /*dtype*/ * 3 /*out*/ * 2 /*a*/ * 2 /*b*/);
+  std::set<std::string> spec_names;
+  for (const auto& s : specs) spec_names.insert(s.name);
+  EXPECT_EQ(spec_names.size(), specs.size());
+}
+
+TEST(SkinnyHost, HeuristicModePicksSkinnyForFewRowsOnly) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  EXPECT_EQ(tune::choose(problem(16, 4096, 4096), o, test_support::fake_h200())->name(), "skinny_128x64_st8_split2");
+  EXPECT_STRNE(tune::choose(problem(128, 4096, 4096), o, test_support::fake_h200())->backend(), "skinny");
+  o.skinny = false;
+  EXPECT_STRNE(tune::choose(problem(16, 4096, 4096), o, test_support::fake_h200())->backend(), "skinny");
+}
+
+}  // namespace
+}  // namespace tmagemm::choices
