@@ -1,6 +1,6 @@
-// gemm_skinny.cuh — split-K TMA + WGMMA GEMM for few rows (M <= 128): the decode-time product whose cost is reading
+// gemm_skinny.cuh — split-K TMA + WGMMA GEMM for few rows (M <= 64): the decode-time product whose cost is reading
 // B once. out (M x N) = A (M x K) * B (K x N) is computed as its transpose, out^T = B^T * A^T (swap-AB), so that N
-// runs along the wgmma's 64-row side and the few rows of A along its N side (kMP = 32, 64 or 128 columns): the tensor
+// runs along the wgmma's 64-row side and the few rows of A along its N side (kMP = 32 or 64 columns): the tensor
 // cores never pad N, and M is padded only to kMP.
 //
 // Grid: (tiles_n * S, 1, batch), launched as clusters of S CTAs along x (S = splits, 1..8). Cluster c owns the BN
@@ -82,8 +82,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   constexpr int kRing = S * kStageBytes, kRed = 4 * MP * RP;
   static_assert(BN % 64 == 0 && BN <= 256, "whole m64 fragments; TMA boxes of at most 256 rows");
   static_assert(BK % 64 == 0, "BK is whole 128-byte swizzle slabs");
-  static_assert(MP == 32 || MP == 64 || MP == 128, "wgmma n = 32, 64 or 128");
-  static_assert(MI * MP / 2 <= 128, "at most 128 accumulator registers per thread");
+  static_assert(MP == 32 || MP == 64, "wgmma n = 32 or 64");
   static_assert(kBBytes % 1024 == 0 && kABytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
   extern __shared__ unsigned char smem_raw[];

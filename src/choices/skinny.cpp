@@ -29,8 +29,7 @@ struct SkinnyParamsHost {
 
 constexpr int kThreads = 160;  // kernels::kSkinnyThreads
 constexpr int kRedPad = 4;     // kernels::kSkinnyRedPad
-constexpr int kMaxRows = 128;  // the largest padded M
-constexpr std::size_t kSmemLimitSm90 = 232448;  // opt-in shared memory per block on sm_90 (227 KiB)
+constexpr int kMaxRows = 64;   // the largest padded M
 
 int out_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : d == DType::f32 ? 2 : -1; }
 
@@ -61,16 +60,7 @@ const std::vector<int>& skinny_splits() {
   return splits;
 }
 
-int skinny_padded_m(int64_t m) { return m <= 32 ? 32 : m <= 64 ? 64 : 128; }
-
-std::string skinny_fits(const SkinnyConfig& c, int mp, bool a_k_major, std::size_t smem_limit) {
-  if ((c.bn / 64) * mp / 2 > 128)
-    return fmt::format("{} rows x {} columns need {} accumulator registers per thread (128 at most)", mp, c.bn,
-                       (c.bn / 64) * mp / 2);
-  if (const std::size_t smem = c.smem_bytes(mp, a_k_major); smem > smem_limit)
-    return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, smem_limit);
-  return {};
-}
+int skinny_padded_m(int64_t m) { return m <= 32 ? 32 : 64; }
 
 int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
   const int64_t blocks = (k + c.bk - 1) / c.bk;
@@ -116,7 +106,6 @@ int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_
 }
 
 std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
-  if (p.m > 64) return {};  // measured level with the other backends only up to 64 rows
   const SkinnyConfig& c = skinny_configs()[p.m <= 32 ? 1 : 0];  // 128 x 64 x 8 or 128 x 64 x 4
   return fmt::format("{}_split{}", c.name(), skinny_heuristic_splits(p, c, sm_count));
 }
@@ -156,12 +145,11 @@ jit::KernelSpec skinny_spec(const GemmProblem& p, const SkinnyConfig& c) {
 std::vector<jit::KernelSpec> skinny_all_specs() {
   std::vector<jit::KernelSpec> specs;
   for (const auto& c : skinny_configs())
-    for (int mp : {32, 64, 128})
+    for (int mp : {32, 64})
       for (bool f16 : {false, true})
         for (int out : {0, 1, 2})
           for (bool ak : {true, false})
-            for (bool bk : {true, false})
-              if (skinny_fits(c, mp, ak, kSmemLimitSm90).empty()) specs.push_back(make_spec(c, mp, f16, out, ak, bk));
+            for (bool bk : {true, false}) specs.push_back(make_spec(c, mp, f16, out, ak, bk));
   return specs;
 }
 
@@ -236,7 +224,10 @@ class SkinnyChoice final : public Choice {
     if (d.cc_major < 9)
       return fmt::format("needs sm_90 or newer (thread block clusters); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
     if (auto r = skinny_can_implement(p, config_, splits_); !r.empty()) return r;
-    return skinny_fits(config_, skinny_padded_m(p.m), p.a.major() == Major::row, d.smem_per_block_optin);
+    const std::size_t smem = config_.smem_bytes(skinny_padded_m(p.m), p.a.major() == Major::row);
+    if (smem > d.smem_per_block_optin)
+      return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
+    return {};
   }
   void precompile(const GemmProblem& p, int device) const override {
     jit::compile(skinny_spec(p, config_), runtime::device_info(device).arch());

@@ -1,5 +1,5 @@
 // skinny.hpp — the skinny backend (device side: kernels/gemm_skinny.cuh): split-K, swap-AB TMA + WGMMA kernels for
-// problems with few rows (M <= 128), the decode-time GEMMs whose cost is reading B once. The K range is split over
+// problems with few rows (M <= 64), the decode-time GEMMs whose cost is reading B once. The K range is split over
 // a cluster of 1..8 CTAs whose partial tiles are summed through distributed shared memory, so one launch covers
 // the whole product (no workspace, no second kernel) and the result does not depend on timing.
 #pragma once
@@ -26,12 +26,8 @@ const std::vector<SkinnyConfig>& skinny_configs();
 // The split counts (CTAs per cluster) offered for each config.
 const std::vector<int>& skinny_splits();
 
-// Rows the kernel pads M to (the wgmma's n): 32, 64 or 128.
+// Rows the kernel pads M to (the wgmma's n): 32 or 64.
 int skinny_padded_m(int64_t m);
-
-// Empty when the config can be built for `mp` padded rows (accumulators <= 128 registers a thread, shared memory
-// within `smem_limit`); else the reason.
-std::string skinny_fits(const SkinnyConfig& config, int mp, bool a_k_major, std::size_t smem_limit);
 
 // Empty when the config with `splits` CTAs per cluster can run the problem; else the reason.
 std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig& config, int splits);
@@ -46,8 +42,7 @@ int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
 int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count);
 
 // The name of the skinny choice the heuristic mode takes for the problem (128 x 64 tiles; 8 stages up to 32 rows,
-// 4 up to 64; skinny_heuristic_splits), whether or not it applies; empty above 64 rows (the heuristic leaves those
-// to persistent TMA).
+// 4 above; skinny_heuristic_splits), whether or not it applies.
 std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
 
 jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);

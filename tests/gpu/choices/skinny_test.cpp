@@ -1,5 +1,5 @@
 // skinny_test.cpp — correctness of the skinny (split-K, swap-AB TMA + WGMMA) backend on a GPU: every config and split
-// count, every layout of A and B, M from 1 to 128 (every padded width), ragged N, K tails and K splits that leave a
+// count, every layout of A and B, M from 1 to 64 (both padded widths), ragged N, K tails and K splits that leave a
 // cluster rank with no K blocks, f16 inputs, f32 / f16 / column-major / padded outputs, and batches through bmm.
 // Inputs random, outputs poisoned with NaN, padding checked untouched, relative Frobenius error against an
 // fp32-accumulated reference <= 1e-2. Each case names one choice by regex, so the kernel under test is the one run.
@@ -71,10 +71,9 @@ TEST_F(Skinny, EveryChoiceEveryLayout) {
     }
 }
 
-TEST_F(Skinny, RowsFrom1To128) {
-  for (int64_t m : {1, 7, 31, 32, 33, 50, 64, 65, 100, 128})
+TEST_F(Skinny, RowsFrom1To64) {
+  for (int64_t m : {1, 7, 31, 32, 33, 50, 64})
     for (const char* choice : {"skinny_128x64_st4_split4", "skinny_64x64_st12_split2"}) {
-      if (m > 64 && std::string(choice) == "skinny_64x64_st12_split2") continue;  // its ring does not fit 128 rows
       run_case(Case{DType::bf16, DType::bf16, m, 520, 2048}, choice, rng);
       run_case(Case{DType::bf16, DType::bf16, m, 264, 1032, true, true}, choice, rng);
       if (HasFailure()) return;
