@@ -4,8 +4,8 @@
 #   part 1 (the kernel): the GPU suite, compute-sanitizer memcheck on the kernel/tuner/dispatch tests, ncu
 #          instruction counts on one shape.
 #   part 2 (the benchmarks): tuned square, llm (with the AUTOTUNE tables), decode and misaligned, persistent TMA
-#          alone on square and llm, heuristic mode on llm, cold/warm tuning time, the AUTOTUNE log and the
-#          host-time benchmark.
+#          alone on square and llm, skinny alone on decode, heuristic mode on llm and decode (decode also with the
+#          skinny backend off), cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
 # Writes summary-<part>.txt plus the result files.
 set -uo pipefail
 part=${1:-1}
@@ -24,7 +24,7 @@ if [ "$part" = 1 ]; then
   grep -E "Failure|FAILED|Expected|Which is|first bad" "$out/gpu-tests.txt" | head -20
   start=$(date +%s)
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/tmagemm_gpu_tests \
-    --gtest_filter='PersistentTma.EveryConfigEveryLayout:PersistentTma.EachOperand*:PersistentTma.KTail*:Tuner*:Dispatch*' \
+    --gtest_filter='PersistentTma.EveryConfigEveryLayout:PersistentTma.EachOperand*:PersistentTma.KTail*:Tuner*:Dispatch*:Skinny.SplitsWithAnEmptyRank:Skinny.InputAndOutputTypesAndStrides:Skinny.BatchedThroughBmm' \
     > /tmp/memcheck.txt 2>&1
   echo "memcheck rc=$? ($(( $(date +%s) - start )) s): $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED|SKIPPED) ' /tmp/memcheck.txt | tr '\n' ' ')"
   grep -E "^\[ RUN|^\[       OK" /tmp/memcheck.txt | tail -4
@@ -44,12 +44,19 @@ else
   done
   for s in square llm; do
     echo "== $s, persistent TMA only"
-    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 timeout 200 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
+    TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_SKINNY=0 timeout 200 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
     for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
   done
-  echo "== llm, heuristic mode"
-  TMAGEMM_TUNING=heuristic timeout 150 build/tmagemm bench --suite llm --out /tmp/heur 2>&1 | rows
-  for f in /tmp/heur/*-llm.json; do cp "$f" "$out/$(basename "$f" .json)-heuristic.json"; done
+  echo "== decode, skinny only"
+  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 build/tmagemm bench --suite decode --out /tmp/sk 2>&1 | rows
+  for f in /tmp/sk/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only.json"; done
+  for s in llm decode; do
+    echo "== $s, heuristic mode"
+    TMAGEMM_TUNING=heuristic timeout 150 build/tmagemm bench --suite $s --out /tmp/heur 2>&1 | rows
+    for f in /tmp/heur/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-heuristic.json"; done
+  done
+  echo "== decode, heuristic mode without the skinny backend"
+  TMAGEMM_TUNING=heuristic TMAGEMM_SKINNY=0 timeout 150 build/tmagemm bench --suite decode --out /tmp/heur2 2>&1 | rows
   echo "== cold kernel cache: tune one new shape"
   TMAGEMM_CACHE_DIR=/tmp/cold-cache-$RANDOM timeout 60 build/tmagemm tune 4096x4096x4096 2>&1 | tail -2
   echo "== warm kernel cache: tune one new shape"

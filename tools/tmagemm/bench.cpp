@@ -24,6 +24,7 @@
 
 #include "common.hpp"
 #include "cublaslt_baseline.hpp"
+#include "jit/jit.hpp"
 #include "runtime/device.hpp"
 #include "suites.hpp"
 #include "tmagemm/error.hpp"
@@ -56,10 +57,12 @@ struct BenchOptions {
   std::string dtype = "bf16";
   int device = 0;
   bool interleave = true;
+  std::string flush = "write";
 };
 
 struct Row {
   std::string op, dtype, layout, epilogue, note;
+  std::string flush = "write";  // how L2 was flushed before each timed run (--flush)
   int64_t batch = 1, m = 0, n = 0, k = 0;
   std::string status = "ok";  // ok | FAIL | error
   std::string error;
@@ -100,6 +103,7 @@ struct Context {
   Options options;
   unsigned flush_counter = 0;
   bool interleave = true;  // false: all of tmagemm's timed runs, then all of cuBLASLt's
+  CUfunction flush_read = nullptr;  // --flush read: a kernel that reads the flush buffer (null: memset flush)
 };
 
 // Fixed-seed normal values, never zero, converted to `dtype`. Inputs are filled by cycling through them.
@@ -126,11 +130,49 @@ void fill_cycled(std::vector<std::uint16_t>& dst, const std::vector<std::uint16_
   }
 }
 
-// Writes the flush buffer (a different byte each time): L2 holds none of a GEMM's operands afterwards.
+// Writes the flush buffer (a different byte each time): L2 holds none of a GEMM's operands afterwards, but up to
+// its size of dirty lines, which the timed GEMM's reads then evict (a write-back per line read).
+// With --flush read, a kernel reads the buffer instead: L2 ends up holding clean lines of it.
 void flush_l2(Context& ctx) {
+  if (ctx.flush_read) {
+    const void* p = ctx.flush.get();
+    unsigned long long n = ctx.flush.bytes() / 16;
+    void* sink = ctx.workspace.get();
+    void* params[] = {&p, &n, &sink};
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(runtime::device_info(ctx.device).sm_count * 4);
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 512;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = reinterpret_cast<CUstream>(ctx.stream);
+    if (runtime::driver().launch_kernel_ex(&cfg, ctx.flush_read, params, nullptr) != CUDA_SUCCESS)
+      throw std::runtime_error("L2 flush (read) launch failed");
+    return;
+  }
   cuda_check(cudaMemsetAsync(ctx.flush.get(), static_cast<int>(++ctx.flush_counter & 0xff), ctx.flush.bytes(),
                              ctx.stream),
              "cudaMemsetAsync(L2 flush)");
+}
+
+// The --flush read kernel: every 16 bytes of the buffer are loaded; the XOR of all of them decides a store that
+// practically never happens, so that the loads are not optimised away.
+jit::KernelSpec flush_read_spec() {
+  jit::KernelSpec s;
+  s.name = "bench_l2_flush_read";
+  s.extra_source =
+      "namespace tmagemm::bench {\n"
+      "__global__ void l2_flush_read(const uint4* p, unsigned long long n, unsigned* sink) {\n"
+      "  unsigned acc = 0;\n"
+      "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+      "       i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+      "    const uint4 v = p[i];\n"
+      "    acc ^= v.x ^ v.y ^ v.z ^ v.w;\n"
+      "  }\n"
+      "  if (acc == 0x9e3779b9u && threadIdx.x == 0) *sink = acc;\n"
+      "}\n"
+      "}  // namespace tmagemm::bench\n";
+  s.kernel = "tmagemm::bench::l2_flush_read";
+  return s;
 }
 
 // One timed run of `fn` with L2 flushed before it (the flush is outside the timed region). Milliseconds.
@@ -203,6 +245,7 @@ Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
 Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row = row_for(suite, shape, dtype);
   row.itemsize = itemsize(dtype);
+  row.flush = ctx.flush_read ? "read" : "write";
   const Layout layout = parse_layout(shape.layout);
   const int64_t M = shape.m, N = shape.n, K = shape.k;
   const std::size_t es = itemsize(dtype);
@@ -457,6 +500,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"baseline_algo", r.baseline_algo},
       {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
+      {"l2_flush", r.flush},
   };
   if (r.bandwidth) {
     j["tmagemm_tbps"] = opt(r.ours_tbps());
@@ -493,14 +537,18 @@ int run_bench(const BenchOptions& opt) {
   cuda_check(cudaEventCreate(&ctx.stop), "cudaEventCreate");
   ctx.flush = DeviceBuffer(kFlushBytes);
   ctx.workspace = DeviceBuffer(kWorkspaceBytes);
+  if (opt.flush == "read") {
+    cuda_check(cudaMemset(ctx.flush.get(), 0x5a, ctx.flush.bytes()), "cudaMemset(flush buffer)");
+    ctx.flush_read = jit::load(flush_read_spec(), opt.device, 0);
+  }
   ctx.pool_dtype = dtype;
   ctx.pool = make_pool(dtype);
 
   fmt::print("tmagemm {} bench on {} ({}, {} SMs), suite {}, dtype {}\n", tmagemm::version(), dev.name, dev.arch(),
              dev.sm_count, opt.suite, opt.dtype);
-  fmt::print("median of >= {} runs and >= {:.0f} ms per side, L2 flushed ({} MiB) before each run, "
+  fmt::print("median of >= {} runs and >= {:.0f} ms per side, L2 flushed ({} MiB {}) before each run, "
              "tmagemm and cuBLASLt (best of top-{} heuristic algorithms) {}\n",
-             opt.reps, kMinTimedMs, kFlushBytes >> 20, kBaselineAlgos,
+             opt.reps, kMinTimedMs, kFlushBytes >> 20, opt.flush == "read" ? "read" : "written", kBaselineAlgos,
              opt.interleave ? "interleaved" : "one after the other (--no-interleave)");
 
   const std::string stem = slug(dev.name) + "-" + today();
@@ -601,6 +649,11 @@ void add_bench(CLI::App& app, Action& action) {
   sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
   sub->add_flag("--interleave,!--no-interleave", opt->interleave,
                 "Alternate tmagemm's and cuBLASLt's timed runs (default); --no-interleave times all of one, then the other");
+  sub->add_option("--flush", opt->flush,
+                  "How L2 is flushed before each timed run: write (a memset of 256 MiB, leaving dirty lines the run "
+                  "writes back) or read (a kernel reads 256 MiB, leaving clean lines)")
+      ->check(CLI::IsMember({"write", "read"}))
+      ->capture_default_str();
   sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
 }
 
