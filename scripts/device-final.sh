@@ -59,6 +59,8 @@ else
   TMAGEMM_TUNING=heuristic TMAGEMM_SKINNY=0 timeout 150 build/tmagemm bench --suite decode --out /tmp/heur2 2>&1 | rows
   echo "== cold kernel cache: tune one new shape"
   TMAGEMM_CACHE_DIR=/tmp/cold-cache-$RANDOM timeout 60 build/tmagemm tune 4096x4096x4096 2>&1 | tail -2
+  echo "== cold kernel cache: tune one new decode shape (persistent TMA, skinny and cuBLASLt choices)"
+  TMAGEMM_CACHE_DIR=/tmp/cold-cache-$RANDOM timeout 60 build/tmagemm tune 16x4096x4096 2>&1 | tail -2
   echo "== warm kernel cache: tune one new shape"
   timeout 30 build/tmagemm tune 4000x4096x4096 2>&1 | tail -2
   echo "== AUTOTUNE log"
