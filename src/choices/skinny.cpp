@@ -100,14 +100,26 @@ int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_
   for (int s : skinny_splits()) {
     if (s > 1 && blocks < 2 * s) break;
     best = s;
-    if (3 * tiles * s >= sm_count) break;
+    if (5 * tiles * s >= 4 * static_cast<int64_t>(sm_count)) break;
   }
   return best;
 }
 
 std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
-  const SkinnyConfig& c = skinny_configs()[p.m <= 32 ? 1 : 0];  // 128 x 64 x 8 or 128 x 64 x 4
-  return fmt::format("{}_split{}", c.name(), skinny_heuristic_splits(p, c, sm_count));
+  if (p.m > 64) return {};
+  const auto find = [](int bn, int bk, int stages) -> const SkinnyConfig* {
+    for (const auto& c : skinny_configs())
+      if (c.bn == bn && c.bk == bk && c.stages == stages) return &c;
+    return nullptr;
+  };
+  const SkinnyConfig *wide = find(256, 64, 4), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
+  if (!wide || !mid || !narrow) return {};  // the table no longer holds the calibrated configs
+  const auto name = [](const SkinnyConfig& c, int splits) { return fmt::format("{}_split{}", c.name(), splits); };
+  // The widest one-CTA-an-SM tile whose N tiles alone cover 4/5 of the SMs.
+  for (const SkinnyConfig* c : {wide, mid})
+    if (5 * ((p.n + c->bn - 1) / c->bn) * p.batch >= 4 * static_cast<int64_t>(sm_count))
+      return p.m > 32 ? std::string() : name(*c, 1);  // above 32 rows persistent TMA measured ahead there
+  return name(*narrow, skinny_heuristic_splits(p, *narrow, sm_count));
 }
 
 namespace {

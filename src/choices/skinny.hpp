@@ -35,14 +35,15 @@ std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig&
 // K elements per CTA of a cluster: the K blocks shared out evenly, in whole blocks.
 int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
 
-// The split count the heuristic uses: the smallest that puts a CTA on at least a third of the SMs (N tiles x batch
-// x splits >= SMs / 3), capped by the largest offered split and by the K blocks. On the decode suite that was the
-// fastest split of the config or within ~3 % of it (docs/perf-notes.md, skinny v2): HBM is saturated well before
-// every SM streams.
+// The split count the heuristic uses: the smallest whose CTAs (N tiles x batch x splits) cover 4/5 of the SMs,
+// capped by the largest offered split and by the K blocks (two a CTA).
 int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count);
 
-// The name of the skinny choice the heuristic mode takes for the problem (128 x 64 tiles; 8 stages up to 32 rows,
-// 4 above; skinny_heuristic_splits), whether or not it applies.
+// The name of the skinny choice the heuristic mode takes (whether or not it applies), or empty to leave the problem
+// to the other backends. Up to 64 rows: the widest of the 256x64x4 and 128x128x4 tiles whose N tiles alone cover
+// 4/5 of the SMs, unsplit (empty above 32 rows: persistent TMA measured ahead there); else 64x64x12 with
+// skinny_heuristic_splits. Calibrated on the decode suite (docs/perf-notes.md, skinny v2: each pick was the
+// fastest skinny choice or within ~3 % of it, except 64x4096x4096 at ~15 % behind cuBLASLt).
 std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
 
 jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);

@@ -245,8 +245,8 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
   // ~1/3 to L2 request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
   // (cuBLASLt's first heuristic algorithm). Before all that, for few rows (M <= 64), the skinny choice named by
   // choices::skinny_heuristic_choice when it applies: a persistent grid of M-by-BN tiles leaves most SMs idle on
-  // such problems, and that choice measured within ~3-10 % of the best tuned choice on the decode suite
-  // (docs/perf-notes.md, skinny v2).
+  // such problems unless N is wide (docs/perf-notes.md, skinny v2: heuristic decode geomean 0.865 of cuBLASLt with
+  // persistent TMA alone).
   const std::string skinny = choices::skinny_heuristic_choice(p, dev.sm_count);
   for (const auto& c : cands)
     if (c.reason.empty() && c.choice->name() == skinny) return c.choice;

@@ -86,14 +86,21 @@ TEST(SkinnyHost, SharedMemoryIsRingOrReductionTile) {
     EXPECT_LE(k.smem_bytes(64, false), test_support::fake_h200().smem_per_block_optin) << k.name();
 }
 
-TEST(SkinnyHost, HeuristicSplitsReachAThirdOfTheSms) {
-  const SkinnyConfig& c = config(128, 64, 8);
-  EXPECT_EQ(skinny_heuristic_splits(problem(16, 4096, 4096), c, 132), 2);    // 32 tiles x 2 >= 44
-  EXPECT_EQ(skinny_heuristic_splits(problem(16, 14336, 4096), c, 132), 1);   // 112 tiles
-  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 8192), c, 132), 8);      // 4 tiles: the largest split
-  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 256), c, 132), 2);       // 4 blocks: 2 CTAs at most
-  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132), "skinny_128x64_st8_split2");
-  EXPECT_EQ(skinny_heuristic_choice(problem(64, 28672, 8192), 132), "skinny_128x64_st4_split1");
+TEST(SkinnyHost, HeuristicSplitsCoverFourFifthsOfTheSms) {
+  const SkinnyConfig& c = config(64, 64, 12);
+  EXPECT_EQ(skinny_heuristic_splits(problem(16, 4096, 4096), c, 132), 2);  // 64 tiles x 2 >= 105.6
+  EXPECT_EQ(skinny_heuristic_splits(problem(16, 8192, 4096), c, 132), 1);  // 128 tiles
+  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 8192), c, 132), 8);    // 8 tiles: the largest split
+  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 256), c, 132), 2);     // 4 blocks: 2 CTAs at most
+}
+
+TEST(SkinnyHost, HeuristicChoiceFollowsTheWidthOfN) {
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132), "skinny_64x64_st12_split2");
+  EXPECT_EQ(skinny_heuristic_choice(problem(64, 4096, 14336), 132), "skinny_64x64_st12_split2");
+  EXPECT_EQ(skinny_heuristic_choice(problem(1, 14336, 4096), 132), "skinny_128x128_st4_split1");  // 112 tiles
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 28672, 8192), 132), "skinny_256x64_st4_split1");  // 112 tiles
+  EXPECT_EQ(skinny_heuristic_choice(problem(64, 28672, 8192), 132), "");  // persistent TMA's
+  EXPECT_EQ(skinny_heuristic_choice(problem(65, 4096, 4096), 132), "");
 }
 
 TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
@@ -117,7 +124,7 @@ TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
 TEST(SkinnyHost, HeuristicModePicksSkinnyForFewRowsOnly) {
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
-  EXPECT_EQ(tune::choose(problem(16, 4096, 4096), o, test_support::fake_h200())->name(), "skinny_128x64_st8_split2");
+  EXPECT_EQ(tune::choose(problem(16, 4096, 4096), o, test_support::fake_h200())->name(), "skinny_64x64_st12_split2");
   EXPECT_STRNE(tune::choose(problem(128, 4096, 4096), o, test_support::fake_h200())->backend(), "skinny");
   o.skinny = false;
   EXPECT_STRNE(tune::choose(problem(16, 4096, 4096), o, test_support::fake_h200())->backend(), "skinny");
