@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -241,8 +242,33 @@ class SkinnyChoice final : public Choice {
       return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
     return {};
   }
+  // The split count is a launch parameter: the 4 choices of a config share one kernel, and the tuner precompiles
+  // choices in parallel. The first caller compiles; the others wait for it (and see its failure, if any).
   void precompile(const GemmProblem& p, int device) const override {
-    jit::compile(skinny_spec(p, config_), runtime::device_info(device).arch());
+    const jit::KernelSpec spec = skinny_spec(p, config_);
+    const std::string arch = runtime::device_info(device).arch();
+    const std::string key = spec.name + "/" + arch;
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_future<void>> compiled;
+    std::promise<void> done;
+    std::shared_future<void> wait_for;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto it = compiled.find(key); it != compiled.end())
+        wait_for = it->second;
+      else
+        compiled.emplace(key, done.get_future().share());
+    }
+    if (wait_for.valid()) return wait_for.get();
+    try {
+      jit::compile(spec, arch);
+      done.set_value();
+    } catch (...) {
+      done.set_exception(std::current_exception());
+      std::lock_guard<std::mutex> lock(mutex);
+      compiled.erase(key);  // a later tuning may try again
+      throw;
+    }
   }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
     skinny_launch(p, config_, splits_, stream);
