@@ -111,22 +111,11 @@ std::vector<jit::KernelSpec> fallback_all_specs() {
 }
 
 void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream) {
-  using Key = std::tuple<const FallbackConfig*, DType, DType, int, int, int>;
-  static std::mutex mutex;
-  static std::map<Key, CUfunction> loaded;
+  static jit::LoadedKernels<std::tuple<const FallbackConfig*, DType, DType, int, int, int>> loaded;
   const int am = fallback_a_mode(p.a), bm = fallback_b_mode(p.b);
   const std::size_t smem = c.smem_bytes(am, bm);
-  const Key key{&c, p.a.dtype, p.out.dtype, am, bm, p.device};
-  CUfunction fn = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = loaded.find(key); it != loaded.end()) fn = it->second;
-  }
-  if (!fn) {
-    fn = jit::load(fallback_spec(p, c), p.device, smem);
-    std::lock_guard<std::mutex> lock(mutex);
-    loaded.emplace(key, fn);
-  }
+  const CUfunction fn = loaded.get({&c, p.a.dtype, p.out.dtype, am, bm, p.device}, p.device, smem,
+                                   [&] { return fallback_spec(p, c); });
   FallbackParamsHost fp{p.a.data,          p.b.data,         p.a.row_stride,         p.a.col_stride,
                         p.a.batch_stride,  p.b.row_stride,   p.b.col_stride,         p.b.batch_stride,
                         static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)};

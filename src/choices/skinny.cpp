@@ -167,23 +167,12 @@ std::vector<jit::KernelSpec> skinny_all_specs() {
 }
 
 void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cudaStream_t stream) {
-  using Key = std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>;
-  static std::mutex mutex;
-  static std::map<Key, CUfunction> loaded;
+  static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
   const std::size_t smem = c.smem_bytes(mp, ak);
-  const Key key{&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device};
-  CUfunction fn = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = loaded.find(key); it != loaded.end()) fn = it->second;
-  }
-  if (!fn) {
-    fn = jit::load(skinny_spec(p, c), p.device, smem);
-    std::lock_guard<std::mutex> lock(mutex);
-    loaded.emplace(key, fn);
-  }
+  const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device}, p.device, smem,
+                                   [&] { return skinny_spec(p, c); });
   const auto type = p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   // B is streamed once: 256-byte L2 promotion unless its rows start off 32-byte boundaries (as persistent TMA).
   const auto promotion = [](const Operand& o) {

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +50,29 @@ Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_reso
 // Compile (or fetch) and load on `device`; memoised per (key, device) for the life of the process.
 // The returned function has max dynamic shared memory set to `dynamic_smem_bytes` when > 48 KiB.
 CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes);
+
+// A backend's loaded kernels by a cheap key of its own (config, dtypes, layouts, device), so that a repeated launch
+// renders and hashes no KernelSpec: the first get() for a key calls make_spec() and load(); later ones return the
+// same function. Thread-safe; entries are never dropped (modules are never unloaded).
+template <class Key>
+class LoadedKernels {
+ public:
+  template <class MakeSpec>
+  CUfunction get(const Key& key, int device, std::size_t dynamic_smem_bytes, MakeSpec&& make_spec) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+    }
+    CUfunction fn = load(make_spec(), device, dynamic_smem_bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    loaded_.emplace(key, fn);
+    return fn;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, CUfunction> loaded_;
+};
 
 // A tiny sm_90a kernel (kernels/probe.cuh) that uses wgmma.fence and a cuda::ptx mbarrier: proves that NVRTC,
 // libcu++ and the embedded headers work together. compile-check compiles it when no backend has kernels.
