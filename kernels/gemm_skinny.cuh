@@ -8,7 +8,8 @@
 // (k_split a multiple of BK; a rank past K reads nothing and contributes zeros).
 //
 // Roles: warps 0-3 (one warpgroup) consume, warp 4 produces. The producer's elected lane fills a kStages-deep ring
-// with TMA loads (full / empty mbarriers, as gemm_persistent_tma.cuh); the consumers run wgmma.mma_async
+// with TMA loads (full / empty mbarriers, as gemm_persistent_tma.cuh; B, read once, with an L2 evict_first
+// policy); the consumers run wgmma.mma_async
 // m64n{kMP}k16 from shared memory into fp32 registers (BN / 64 fragments) and release a stage once the wgmmas
 // reading it have retired. K tails past K are zero-filled by TMA; rows past M and columns past N likewise.
 //
@@ -32,6 +33,7 @@
 
 #include "epilogue.cuh"
 #include "ptx/sync.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "tma_desc.cuh"
 
@@ -115,6 +117,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     if (lane == 0) {
       ptx::prefetch_tensormap(&tma_a);
       ptx::prefetch_tensormap(&tma_b);
+      const uint64_t stream_once = ptx::l2_policy_evict_first();  // B is read once
       int stage = 0;
       uint32_t phase = 0;
       for (int kb = 0; kb < nkb; ++kb) {
@@ -128,16 +131,12 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         if constexpr (Cfg::kBKMajor) {
 #pragma unroll
           for (int sl = 0; sl < BK / 64; ++sl) {
-            const cuda::std::int32_t c[3] = {k0 + 64 * sl, n0, batch};
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst + sl * BN * 128,
-                                            &tma_b, c, &full[stage]);
+            ptx::tma_load_3d_hint(b_dst + sl * BN * 128, &tma_b, k0 + 64 * sl, n0, batch, &full[stage], stream_once);
           }
         } else {
 #pragma unroll
           for (int j = 0; j < BN / 64; ++j) {
-            const cuda::std::int32_t c[3] = {n0 + 64 * j, k0, batch};
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, b_dst + j * BK * 128,
-                                            &tma_b, c, &full[stage]);
+            ptx::tma_load_3d_hint(b_dst + j * BK * 128, &tma_b, n0 + 64 * j, k0, batch, &full[stage], stream_once);
           }
         }
         if constexpr (Cfg::kAKMajor) {

@@ -1,0 +1,28 @@
+// tma.cuh — TMA loads with an L2 cache policy, which cuda::ptx's cp_async_bulk_tensor does not offer, and the policy
+// itself (createpolicy).
+#pragma once
+#include <cuda/std/cstdint>
+
+namespace tmagemm::ptx {
+
+// An L2 policy that marks the lines a load brings in as the first to evict: for an operand streamed once, so that
+// it does not push out what L2 holds for others (the small operand every CTA re-reads, other kernels' data).
+__device__ inline cuda::std::uint64_t l2_policy_evict_first() {
+  cuda::std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+// A 3-D tiled TMA load into this CTA's shared memory, completing on `bar` (complete_tx), with an L2 cache policy.
+// NOTE: the same form as cuda::ptx::cp_async_bulk_tensor(space_cluster, space_global, ...) plus .L2::cache_hint.
+__device__ inline void tma_load_3d_hint(void* dst, const void* map, cuda::std::int32_t c0, cuda::std::int32_t c1,
+                                        cuda::std::int32_t c2, cuda::std::uint64_t* bar, cuda::std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<cuda::std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar))), "l"(policy)
+      : "memory");
+}
+
+}  // namespace tmagemm::ptx
