@@ -43,7 +43,8 @@ int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& conf
 // to the other backends. Up to 64 rows: the widest of the 256x64x4 and 128x128x4 tiles whose N tiles alone cover
 // 4/5 of the SMs, unsplit (empty above 32 rows: persistent TMA measured ahead there); else 64x64x12 with
 // skinny_heuristic_splits. Calibrated on the decode suite (docs/perf-notes.md, skinny v2: each pick was the
-// fastest skinny choice or within ~3 % of it, except 64x4096x4096 at ~15 % behind cuBLASLt).
+// fastest skinny choice or within ~3 % of it; heuristic decode geomean 1.033 of cuBLASLt, 64x4096x4096 the worst
+// at 0.909).
 std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
 
 jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);
