@@ -216,24 +216,6 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
 
 namespace {
 
-// L2 promotion of an operand's loads. NOTE: measured on H200 (docs/perf-notes.md): with rows off 32 bytes,
-// 256-byte promotion costs ~12 % on 3000x5000x1000 (0.685 -> 0.765-0.770 of cuBLASLt without it; none, 64 B and
-// 128 B alike); aligned rows showed no difference, so they keep 256 B.
-// TMAGEMM_TMA_L2_PROMOTION (none, 64, 128, 256) overrides the rule for experiments.
-CUtensorMapL2promotion promotion_for(const Operand& o) {
-  static const int forced = [] {
-    const char* v = std::getenv("TMAGEMM_TMA_L2_PROMOTION");
-    const std::string s = v ? v : "";
-    if (s == "none") return 0;
-    if (s == "64") return 1;
-    if (s == "128") return 2;
-    if (s == "256") return 3;
-    return -1;
-  }();
-  if (forced >= 0) return static_cast<CUtensorMapL2promotion>(forced);
-  return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-}
-
 // Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing. Entries
 // are never replaced (modules are never unloaded), so each thread keeps a copy of those it has used and reads it
 // without the lock.
@@ -317,16 +299,16 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
-                       c.bm / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
+                       c.bm / c.cluster_n, runtime::l2_promotion(row_alignment_bytes(p.a)), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
-                       c.bk / c.cluster_n, promotion_for(p.a), "cuTensorMapEncodeTiled(a)");
+                       c.bk / c.cluster_n, runtime::l2_promotion(row_alignment_bytes(p.a)), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
-                       c.bn / c.cluster_m, promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
+                       c.bn / c.cluster_m, runtime::l2_promotion(row_alignment_bytes(p.b)), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
-                       promotion_for(p.b), "cuTensorMapEncodeTiled(b)");
+                       runtime::l2_promotion(row_alignment_bytes(p.b)), "cuTensorMapEncodeTiled(b)");
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));

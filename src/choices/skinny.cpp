@@ -47,11 +47,12 @@ std::size_t SkinnyConfig::smem_bytes(int mp, bool a_k_major) const {
 }
 
 // Columns of out per cluster (BN), K block, ring depth. 128 x 64 x 4 (~97 KB at 64 padded rows) puts two CTAs on an
-// SM; the others (160-192 KB) one, with 64-128 KB of B in flight. Each was the fastest skinny choice on some decode
-// shape in the first tuning (docs/perf-notes.md, skinny v2); none was faster than cuBLASLt by more than ~3 %.
+// SM; the others (160-201 KB) one, with 64-160 KB of B in flight. Each was the fastest skinny choice on some decode
+// shape in the first tuning (docs/perf-notes.md, skinny v2); 256 x 64 x 5 replaced 256 x 64 x 4 (v4: 1-4 % faster
+// on the wide-N decode shapes; deeper rings, 128 x 64 x 11 and 64 x 64 x 18, gained nothing).
 const std::vector<SkinnyConfig>& skinny_configs() {
   static const std::vector<SkinnyConfig> table = {
-      {128, 64, 4}, {128, 64, 8}, {256, 64, 4}, {64, 64, 12}, {128, 128, 4},
+      {128, 64, 4}, {128, 64, 8}, {256, 64, 5}, {64, 64, 12}, {128, 128, 4},
   };
   return table;
 }
@@ -113,7 +114,7 @@ std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
       if (c.bn == bn && c.bk == bk && c.stages == stages) return &c;
     return nullptr;
   };
-  const SkinnyConfig *wide = find(256, 64, 4), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
+  const SkinnyConfig *wide = find(256, 64, 5), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
   if (!wide || !mid || !narrow) return {};  // the table no longer holds the calibrated configs
   const auto name = [](const SkinnyConfig& c, int splits) { return fmt::format("{}_split{}", c.name(), splits); };
   // The widest one-CTA-an-SM tile whose N tiles alone cover 4/5 of the SMs.
@@ -174,9 +175,10 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cuda
   const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device}, p.device, smem,
                                    [&] { return skinny_spec(p, c); });
   const auto type = p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  // B is streamed once: 256-byte L2 promotion unless its rows start off 32-byte boundaries (as persistent TMA).
+  // No L2 promotion: with 256-byte promotion on B's 128-byte box rows the kernel streamed B 8-13 % slower
+  // (runtime::l2_promotion; measured with A and B both without it).
   const auto promotion = [](const Operand& o) {
-    return row_alignment_bytes(o) < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    return runtime::l2_promotion(row_alignment_bytes(o), CU_TENSOR_MAP_L2_PROMOTION_NONE);
   };
   const CUtensorMap map_a =
       ak ? runtime::encode_sw128_3d(p.a.data, type, 2, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, mp,

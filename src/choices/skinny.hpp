@@ -40,7 +40,7 @@ int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
 int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count);
 
 // The name of the skinny choice the heuristic mode takes (whether or not it applies), or empty to leave the problem
-// to the other backends. Up to 64 rows: the widest of the 256x64x4 and 128x128x4 tiles whose N tiles alone cover
+// to the other backends. Up to 64 rows: the widest of the 256x64x5 and 128x128x4 tiles whose N tiles alone cover
 // 4/5 of the SMs, unsplit (empty above 32 rows: persistent TMA measured ahead there); else 64x64x12 with
 // skinny_heuristic_splits. Calibrated on the decode suite (docs/perf-notes.md, skinny v2: each pick was the
 // fastest skinny choice or within ~3 % of it; heuristic decode geomean 1.033 of cuBLASLt, 64x4096x4096 the worst

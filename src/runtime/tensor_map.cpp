@@ -3,7 +3,9 @@
 
 #include <xxhash.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <type_traits>
 
@@ -95,6 +97,20 @@ CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::siz
   key.l2_promotion = promotion;
   key.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   return encode_tiled(key, what);
+}
+
+CUtensorMapL2promotion l2_promotion(int row_alignment, CUtensorMapL2promotion aligned) {
+  static const int forced = [] {
+    const char* v = std::getenv("TMAGEMM_TMA_L2_PROMOTION");
+    const std::string s = v ? v : "";
+    if (s == "none") return 0;
+    if (s == "64") return 1;
+    if (s == "128") return 2;
+    if (s == "256") return 3;
+    return -1;
+  }();
+  if (forced >= 0) return static_cast<CUtensorMapL2promotion>(forced);
+  return row_alignment < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : aligned;
 }
 
 }  // namespace tmagemm::runtime

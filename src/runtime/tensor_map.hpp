@@ -74,4 +74,14 @@ CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::siz
                             uint64_t outer, uint64_t batch, int64_t outer_stride, int64_t batch_stride,
                             uint32_t box_inner, uint32_t box_outer, CUtensorMapL2promotion promotion, const char* what);
 
+// L2 promotion for the TMA loads of an operand whose rows start at multiples of `row_alignment` bytes: none for
+// rows off 32 bytes, else `aligned` (256 bytes unless the caller streams the operand). NOTE: measured on H200
+// (docs/perf-notes.md): with rows off 32 bytes, 256-byte promotion costs ~12 % on 3000x5000x1000 (0.685 -> 0.765-0.770
+// of cuBLASLt without it; none, 64 B and 128 B alike); aligned rows showed no difference on compute-bound shapes;
+// on B streamed once by the skinny kernel (128-byte rows of an N-major box) it cost 8-13 % of HBM bandwidth
+// (16x28672x8192: 3.9 -> 4.2 TB/s without it). TMAGEMM_TMA_L2_PROMOTION (none, 64, 128, 256) overrides the rule
+// for experiments.
+CUtensorMapL2promotion l2_promotion(int row_alignment,
+                                    CUtensorMapL2promotion aligned = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+
 }  // namespace tmagemm::runtime

@@ -98,7 +98,7 @@ TEST(SkinnyHost, HeuristicChoiceFollowsTheWidthOfN) {
   EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132), "skinny_64x64_st12_split2");
   EXPECT_EQ(skinny_heuristic_choice(problem(64, 4096, 14336), 132), "skinny_64x64_st12_split2");
   EXPECT_EQ(skinny_heuristic_choice(problem(1, 14336, 4096), 132), "skinny_128x128_st4_split1");  // 112 tiles
-  EXPECT_EQ(skinny_heuristic_choice(problem(16, 28672, 8192), 132), "skinny_256x64_st4_split1");  // 112 tiles
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 28672, 8192), 132), "skinny_256x64_st5_split1");  // 112 tiles
   EXPECT_EQ(skinny_heuristic_choice(problem(64, 28672, 8192), 132), "");  // persistent TMA's
   EXPECT_EQ(skinny_heuristic_choice(problem(65, 4096, 4096), 132), "");
 }
