@@ -4,13 +4,15 @@
 #   part 1 (the kernel): the GPU suite, compute-sanitizer memcheck on the kernel/tuner/dispatch tests, ncu
 #          instruction counts on one shape.
 #   part 2 (the benchmarks): tuned square, llm (with the AUTOTUNE tables), decode and misaligned, persistent TMA
-#          alone on square and llm, skinny alone on decode, heuristic mode on llm and decode (decode also with the
-#          skinny backend off), cold/warm tuning time, the AUTOTUNE log and the host-time benchmark.
-# Writes summary-<part>.txt plus the result files.
+#          alone on square and llm, skinny alone on decode (write and read flush), heuristic mode on llm and decode
+#          (decode also with the skinny backend off; both also with no TMA L2 promotion), cold/warm tuning time,
+#          the AUTOTUNE log and the host-time benchmark.
+# Writes summary-<part>.txt and results-<part>.tgz (the result files; a device call returns at most 8 files).
 set -uo pipefail
 part=${1:-1}
-out=${OUT:-out}
-mkdir -p "$out"
+final=${OUT:-out}
+mkdir -p "$final"
+out=$(mktemp -d)
 export TMAGEMM_CACHE_DIR=/tmp/tmagemm-final-$RANDOM$RANDOM
 mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r .kcache/kernels "$TMAGEMM_CACHE_DIR/"
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
@@ -50,6 +52,13 @@ else
   echo "== decode, skinny only"
   TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 build/tmagemm bench --suite decode --out /tmp/sk 2>&1 | rows
   for f in /tmp/sk/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only.json"; done
+  echo "== decode, skinny only, read flush"
+  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 build/tmagemm bench --suite decode --flush read --out /tmp/skr 2>&1 | rows
+  for f in /tmp/skr/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only-flush_read.json"; done
+  echo "== llm and decode, heuristic mode, no TMA L2 promotion anywhere (persistent TMA too)"
+  for s in llm decode; do
+    TMAGEMM_TUNING=heuristic TMAGEMM_TMA_L2_PROMOTION=none timeout 150 build/tmagemm bench --suite $s --out /tmp/heurnp 2>&1 | rows
+  done
   for s in llm decode; do
     echo "== $s, heuristic mode"
     TMAGEMM_TUNING=heuristic timeout 150 build/tmagemm bench --suite $s --out /tmp/heur 2>&1 | rows
@@ -69,3 +78,4 @@ else
   timeout 60 build/tmagemm_host_bench --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep -E "median|CpuTime|Cpu_median" | head -8
 fi
 } 2>&1 | tee "$out/summary-$part.txt"
+cp "$out/summary-$part.txt" "$final/" && tar czf "$final/results-$part.tgz" -C "$out" .
