@@ -3,6 +3,7 @@
 // are stored and found, never encoded.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -145,6 +146,17 @@ TEST(TensorMapCache, BoundedAndKeepsRecentlyUsedMaps) {
   cache->clear();
   EXPECT_EQ(cache->size(), 0u);
   EXPECT_EQ(cache->find(hot), nullptr);
+}
+
+// The promotion rule both TMA backends encode with (unless TMAGEMM_TMA_L2_PROMOTION overrides it for an experiment).
+TEST(L2Promotion, NoneOffThirtyTwoBytesElseTheCallersChoice) {
+  if (std::getenv("TMAGEMM_TMA_L2_PROMOTION") != nullptr) GTEST_SKIP() << "TMAGEMM_TMA_L2_PROMOTION overrides the rule";
+  EXPECT_EQ(l2_promotion(2), CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  EXPECT_EQ(l2_promotion(16), CU_TENSOR_MAP_L2_PROMOTION_NONE);
+  EXPECT_EQ(l2_promotion(32), CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  EXPECT_EQ(l2_promotion(256), CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  EXPECT_EQ(l2_promotion(256, CU_TENSOR_MAP_L2_PROMOTION_NONE), CU_TENSOR_MAP_L2_PROMOTION_NONE);  // skinny
+  EXPECT_EQ(l2_promotion(16, CU_TENSOR_MAP_L2_PROMOTION_L2_128B), CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
 }  // namespace
