@@ -296,19 +296,20 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
       p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const std::size_t elem = 2;
   CUtensorMap map_a, map_b;
+  const auto promotion = [](const Operand& o) { return runtime::l2_promotion(row_alignment_bytes(o)); };
   // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
-                       c.bm / c.cluster_n, runtime::l2_promotion(row_alignment_bytes(p.a)), "cuTensorMapEncodeTiled(a)");
+                       c.bm / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
-                       c.bk / c.cluster_n, runtime::l2_promotion(row_alignment_bytes(p.a)), "cuTensorMapEncodeTiled(a)");
+                       c.bk / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
-                       c.bn / c.cluster_m, runtime::l2_promotion(row_alignment_bytes(p.b)), "cuTensorMapEncodeTiled(b)");
+                       c.bn / c.cluster_m, promotion(p.b), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
-                       runtime::l2_promotion(row_alignment_bytes(p.b)), "cuTensorMapEncodeTiled(b)");
+                       promotion(p.b), "cuTensorMapEncodeTiled(b)");
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));

@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <type_traits>
 
 #include "runtime/cuda_check.hpp"
