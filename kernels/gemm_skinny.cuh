@@ -3,9 +3,12 @@
 // runs along the wgmma's 64-row side and the few rows of A along its N side (kMP = 32 or 64 columns): the tensor
 // cores never pad N, and M is padded only to kMP.
 //
-// Grid: (tiles_n * S, 1, batch), launched as clusters of S CTAs along x (S = splits, 1..8). Cluster c owns the BN
-// columns [c * BN, c * BN + BN) of out; its CTA of rank r reads K from r * k_split to min(K, (r + 1) * k_split)
-// (k_split a multiple of BK; a rank past K reads nothing and contributes zeros).
+// Grid: (tiles_n * S, 1, batch), launched as clusters of S * C CTAs along x (S = splits, C = cast: the CTAs that
+// share A, 1, 2 or 4; S * C <= 8; tiles_n a multiple of C). Cluster g owns the C * BN columns from g * C * BN; its
+// CTA of rank r = s * C + c owns the BN columns of tile g * C + c and reads K from s * k_split to
+// min(K, (s + 1) * k_split) (k_split a multiple of BK; a split past K reads nothing and contributes zeros). The C
+// CTAs of one split read the same A blocks: each loads 1/C of every A block and multicasts it to the others, and
+// frees a stage in all C CTAs (their producers write into its copy of it).
 //
 // Roles: warps 0-3 (one warpgroup) consume, warp 4 produces. The producer's elected lane fills a kStages-deep ring
 // with TMA loads (full / empty mbarriers, as gemm_persistent_tma.cuh; B, read once, with an L2 evict_first
@@ -15,12 +18,12 @@
 //
 // Layouts (128-byte swizzle, as gemm_persistent_tma.cuh; the wgmma's A is our B, its B is our A):
 //   B K-major (stored N x K): BK/64 slabs of [BN][128 B], box {64, BN};  B N-major (K x N): BN/64 chunks of
-//   [BK][128 B], box {64, BK}. A K-major (M x K): BK/64 slabs of [kMP][128 B], box {64, kMP}; A M-major (K x M):
-//   one chunk of [BK][128 B], box {64, BK} (columns past kMP are loaded as zeros and never read).
+//   [BK][128 B], box {64, BK}. A K-major (M x K): BK/64 slabs of [kMP][128 B], box {64, kMP / C}; A M-major
+//   (K x M): one chunk of [BK][128 B], box {64, BK / C} (columns past kMP are loaded as zeros and never read).
 //
 // Reduction: each CTA writes its fp32 partial tile to its own shared memory as red[kMP][BN + 4] (over the ring,
-// which is idle by then). After a cluster barrier, CTA r sums columns [r * BN / S, (r + 1) * BN / S) of the S
-// partials over distributed shared memory in rank order (deterministic) and stores rows < M (epilogue.cuh
+// which is idle by then). After a cluster barrier, the CTA of split s sums columns [s * BN / S, (s + 1) * BN / S) of
+// its tile's S partials over distributed shared memory in split order (deterministic) and stores rows < M (epilogue.cuh
 // store_one / store_two; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
 // shared memory alive until its peers have read it.
 //
@@ -42,8 +45,9 @@ namespace tmagemm::kernels {
 // Mirrored on the host (src/choices/skinny.cpp); keep the layout identical.
 struct SkinnyParams {
   int M, N, K;
-  int k_split;  // K elements per CTA of a cluster, a multiple of BK
-  int splits;   // CTAs per cluster (== the launch's cluster size)
+  int k_split;  // K elements per split, a multiple of BK
+  int splits;   // K splits (S)
+  int cast;     // CTAs sharing A by multicast (C); the launch's cluster size is S * C
 };
 
 constexpr int kSkinnyThreads = 160;  // one consumer warpgroup + one producer warp
@@ -93,9 +97,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + (kRing > kRed ? kRing : kRed));
   uint64_t* empty = full + S;
 
-  const int splits = p.splits;
-  const int rank = static_cast<int>(blockIdx.x) % splits;  // == %cluster_ctarank for clusters of `splits` along x
-  const int n0 = (static_cast<int>(blockIdx.x) / splits) * BN;
+  const int splits = p.splits, cast = p.cast, csize = splits * cast;
+  const int crank = static_cast<int>(blockIdx.x) % csize;  // == %cluster_ctarank for clusters of csize along x
+  const int rank = crank / cast, ci = crank % cast;        // split index, place among the CTAs sharing A
+  const int n0 = ((static_cast<int>(blockIdx.x) / csize) * cast + ci) * BN;
   const int batch = blockIdx.z;
   const int kbeg = rank * p.k_split;
   const int kend = min(p.K, kbeg + p.k_split);
@@ -105,11 +110,15 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], 4);  // one arrival per consumer warp
+      cuda::ptx::mbarrier_init(&empty[s], 4 * cast);  // one arrival per consumer warp of every CTA sharing A
     }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
-  __syncthreads();
+  // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
+  if (cast > 1)
+    ptx::cluster_sync();
+  else
+    __syncthreads();
 
   float acc[MI][MP / 2];
   if (warp == 4) {
@@ -118,6 +127,15 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       ptx::prefetch_tensormap(&tma_a);
       ptx::prefetch_tensormap(&tma_b);
       const uint64_t stream_once = ptx::l2_policy_evict_first();  // B is read once
+      const auto cast_mask = static_cast<cuda::std::uint16_t>(((1u << cast) - 1) << (rank * cast));
+      auto load_a = [&](unsigned char* dst, int c0, int c1, uint64_t* bar) {
+        const cuda::std::int32_t c[3] = {c0, c1, batch};
+        if (cast > 1)
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, bar,
+                                          cast_mask);
+        else
+          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, bar);
+      };
       int stage = 0;
       uint32_t phase = 0;
       for (int kb = 0; kb < nkb; ++kb) {
@@ -139,17 +157,15 @@ __global__ void __launch_bounds__(kSkinnyThreads)
             ptx::tma_load_3d_hint(b_dst + j * BK * 128, &tma_b, n0 + 64 * j, k0, batch, &full[stage], stream_once);
           }
         }
+        // This CTA's part of the A block (the host's box is 1/cast of it): rows of A (K-major) or K rows (M-major).
         if constexpr (Cfg::kAKMajor) {
+          const int rows = MP / cast;
 #pragma unroll
-          for (int sl = 0; sl < BK / 64; ++sl) {
-            const cuda::std::int32_t c[3] = {k0 + 64 * sl, 0, batch};
-            cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst + sl * MP * 128,
-                                            &tma_a, c, &full[stage]);
-          }
+          for (int sl = 0; sl < BK / 64; ++sl)
+            load_a(a_dst + sl * MP * 128 + ci * rows * 128, k0 + 64 * sl, ci * rows, &full[stage]);
         } else {
-          const cuda::std::int32_t c[3] = {0, k0, batch};
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, a_dst, &tma_a, c,
-                                          &full[stage]);
+          const int krows = BK / cast;
+          load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, &full[stage]);
         }
         if (++stage == S) {
           stage = 0;
@@ -190,7 +206,13 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       if (kb > 0) {
         // NOTE: release a stage only after the wgmmas reading it have completed.
         ptx::wgmma_wait<1>();
-        if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+        if (lane == 0) {
+          if (cast > 1) {
+            for (int j = 0; j < cast; ++j) ptx::mbarrier_arrive_cluster(&empty[prev_stage], rank * cast + j);
+          } else {
+            cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
+          }
+        }
       }
       prev_stage = stage;
       if (++stage == S) {
@@ -231,7 +253,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     const int row = u / quads, col = c0 + 4 * (u % quads);
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int s = 0; s < splits; ++s) {
-      const float4 v = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s));
+      const float4 v = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s * cast + ci));
       sum.x += v.x;
       sum.y += v.y;
       sum.z += v.z;

@@ -26,6 +26,7 @@ struct SkinnyParamsHost {
   int M, N, K;
   int k_split;
   int splits;
+  int cast;
 };
 
 constexpr int kThreads = 160;  // kernels::kSkinnyThreads
@@ -62,6 +63,15 @@ const std::vector<int>& skinny_splits() {
   return splits;
 }
 
+const std::vector<int>& skinny_casts() {
+  static const std::vector<int> casts = {1, 2, 4};
+  return casts;
+}
+
+std::string skinny_choice_name(const SkinnyConfig& c, int splits, int cast) {
+  return cast > 1 ? fmt::format("{}_split{}_cast{}", c.name(), splits, cast) : fmt::format("{}_split{}", c.name(), splits);
+}
+
 int skinny_padded_m(int64_t m) { return m <= 32 ? 32 : 64; }
 
 int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
@@ -69,7 +79,7 @@ int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
   return ((blocks + splits - 1) / splits) * c.bk;
 }
 
-std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, int splits) {
+std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast) {
   if (p.op != Op::mm && p.op != Op::bmm)
     return fmt::format("op {} is not handled by the skinny template yet", to_string(p.op));
   if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
@@ -91,7 +101,12 @@ std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, in
   if (splits > 1 && blocks < 2 * splits)
     return fmt::format("K = {} has {} blocks of {}: too few to split {} ways (2 per CTA at least)", p.k, blocks, c.bk,
                        splits);
-  if (((p.n + c.bn - 1) / c.bn) * splits >= limit) return "2^31 or more CTAs";
+  if (cast != 1 && cast != 2 && cast != 4) return fmt::format("multicast group {} is not 1, 2 or 4", cast);
+  if (splits * cast > 8) return fmt::format("a cluster of {} x {} CTAs is above 8", splits, cast);
+  const int64_t tiles = (p.n + c.bn - 1) / c.bn;
+  if (tiles % cast != 0)
+    return fmt::format("N = {} has {} tiles of {}: not a multiple of the multicast group {}", p.n, tiles, c.bn, cast);
+  if (tiles * splits >= limit) return "2^31 or more CTAs";
   return {};
 }
 
@@ -116,7 +131,7 @@ std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
   };
   const SkinnyConfig *wide = find(256, 64, 5), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
   if (!wide || !mid || !narrow) return {};  // the table no longer holds the calibrated configs
-  const auto name = [](const SkinnyConfig& c, int splits) { return fmt::format("{}_split{}", c.name(), splits); };
+  const auto name = [](const SkinnyConfig& c, int splits) { return skinny_choice_name(c, splits); };
   // The widest one-CTA-an-SM tile whose N tiles alone cover 4/5 of the SMs.
   for (const SkinnyConfig* c : {wide, mid})
     if (5 * ((p.n + c->bn - 1) / c->bn) * p.batch >= 4 * static_cast<int64_t>(sm_count))
@@ -167,7 +182,7 @@ std::vector<jit::KernelSpec> skinny_all_specs() {
   return specs;
 }
 
-void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cudaStream_t stream) {
+void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast, cudaStream_t stream) {
   static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
@@ -181,22 +196,23 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cuda
     return runtime::l2_promotion(row_alignment_bytes(o), CU_TENSOR_MAP_L2_PROMOTION_NONE);
   };
   const CUtensorMap map_a =
-      ak ? runtime::encode_sw128_3d(p.a.data, type, 2, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64, mp,
-                                    promotion(p.a), "cuTensorMapEncodeTiled(skinny a)")
-         : runtime::encode_sw128_3d(p.a.data, type, 2, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64, c.bk,
-                                    promotion(p.a), "cuTensorMapEncodeTiled(skinny a)");
+      ak ? runtime::encode_sw128_3d(p.a.data, type, 2, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
+                                    mp / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)")
+         : runtime::encode_sw128_3d(p.a.data, type, 2, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
+                                    c.bk / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)");
   const CUtensorMap map_b =
       bk ? runtime::encode_sw128_3d(p.b.data, type, 2, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64, c.bn,
                                     promotion(p.b), "cuTensorMapEncodeTiled(skinny b)")
          : runtime::encode_sw128_3d(p.b.data, type, 2, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
                                     promotion(p.b), "cuTensorMapEncodeTiled(skinny b)");
   SkinnyParamsHost sp{static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
-                      static_cast<int>(skinny_k_split(p.k, c, splits)), splits};
+                      static_cast<int>(skinny_k_split(p.k, c, splits)), splits, cast};
   EpilogueParamsHost ep = epilogue_params(p);
   void* params[] = {const_cast<CUtensorMap*>(&map_a), const_cast<CUtensorMap*>(&map_b), &sp, &ep};
   CUlaunchAttribute attr[1];
   attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr[0].value.clusterDim.x = static_cast<unsigned>(splits);
+  const int csize = splits * cast;
+  attr[0].value.clusterDim.x = static_cast<unsigned>(csize);
   attr[0].value.clusterDim.y = 1;
   attr[0].value.clusterDim.z = 1;
   CUlaunchConfig cfg{};
@@ -208,11 +224,11 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, cuda
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = reinterpret_cast<CUstream>(stream);
   // NOTE: a launch without clusters runs each CTA as a cluster of one (barrier.cluster and mapa still work).
-  cfg.attrs = splits > 1 ? attr : nullptr;
-  cfg.numAttrs = splits > 1 ? 1 : 0;
+  cfg.attrs = csize > 1 ? attr : nullptr;
+  cfg.numAttrs = csize > 1 ? 1 : 0;
   if (runtime::log_enabled("launch"))
     std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",
-                 skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, splits);
+                 skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, csize);
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(skinny)");
 }
 
@@ -220,20 +236,20 @@ namespace {
 
 class SkinnyChoice final : public Choice {
  public:
-  SkinnyChoice(const SkinnyConfig& c, int splits)
-      : config_(c), splits_(splits), name_(fmt::format("{}_split{}", c.name(), splits)) {}
+  SkinnyChoice(const SkinnyConfig& c, int splits, int cast)
+      : config_(c), splits_(splits), cast_(cast), name_(skinny_choice_name(c, splits, cast)) {}
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "skinny"; }
   std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
     if (d.cc_major < 9)
       return fmt::format("needs sm_90 or newer (thread block clusters); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
-    if (auto r = skinny_can_implement(p, config_, splits_); !r.empty()) return r;
+    if (auto r = skinny_can_implement(p, config_, splits_, cast_); !r.empty()) return r;
     const std::size_t smem = config_.smem_bytes(skinny_padded_m(p.m), p.a.major() == Major::row);
     if (smem > d.smem_per_block_optin)
       return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
     return {};
   }
-  // The split count is a launch parameter: the 4 choices of a config share one kernel, and the tuner precompiles
+  // Split count and cast are launch parameters: the choices of a config share one kernel, and the tuner precompiles
   // choices in parallel. The first caller compiles; the others wait for it (and see its failure, if any).
   void precompile(const GemmProblem& p, int device) const override {
     const jit::KernelSpec spec = skinny_spec(p, config_);
@@ -262,22 +278,24 @@ class SkinnyChoice final : public Choice {
     }
   }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
-    skinny_launch(p, config_, splits_, stream);
+    skinny_launch(p, config_, splits_, cast_, stream);
   }
   const SkinnyConfig& config() const { return config_; }
   int splits() const { return splits_; }
+  int cast() const { return cast_; }
 
  private:
   const SkinnyConfig& config_;
-  int splits_;
+  int splits_, cast_;
   std::string name_;
 };
 
 }  // namespace
 
-const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits) {
+const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits, int* cast) {
   const auto* c = dynamic_cast<const SkinnyChoice*>(&choice);
   if (splits) *splits = c ? c->splits() : 0;
+  if (cast) *cast = c ? c->cast() : 0;
   return c ? &c->config() : nullptr;
 }
 
@@ -287,7 +305,9 @@ Backend skinny_backend() {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : skinny_configs())
-                       for (int s : skinny_splits()) v.push_back(std::make_shared<SkinnyChoice>(c, s));
+                       for (int s : skinny_splits())
+                         for (int k : skinny_casts())
+                           if (s * k <= 8) v.push_back(std::make_shared<SkinnyChoice>(c, s, k));
                      return v;
                    }();
                    return all;

@@ -1,7 +1,8 @@
 // skinny.hpp — the skinny backend (device side: kernels/gemm_skinny.cuh): split-K, swap-AB TMA + WGMMA kernels for
 // problems with few rows (M <= 64), the decode-time GEMMs whose cost is reading B once. The K range is split over
 // a cluster of 1..8 CTAs whose partial tiles are summed through distributed shared memory, so one launch covers
-// the whole product (no workspace, no second kernel) and the result does not depend on timing.
+// the whole product (no workspace, no second kernel) and the result does not depend on timing. The CTAs of 2 or 4
+// adjacent N tiles may share each A block by TMA multicast (the cluster is then splits x cast CTAs).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -23,14 +24,18 @@ struct SkinnyConfig {
 
 const std::vector<SkinnyConfig>& skinny_configs();
 
-// The split counts (CTAs per cluster) offered for each config.
+// The split counts offered for each config.
 const std::vector<int>& skinny_splits();
+
+// The multicast group sizes offered (CTAs of adjacent N tiles that share each A block: one loads 1/cast of it and
+// multicasts it to the others); a choice's cluster is splits x cast <= 8 CTAs.
+const std::vector<int>& skinny_casts();
 
 // Rows the kernel pads M to (the wgmma's n): 32 or 64.
 int skinny_padded_m(int64_t m);
 
-// Empty when the config with `splits` CTAs per cluster can run the problem; else the reason.
-std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig& config, int splits);
+// Empty when the config with `splits` K splits and `cast` CTAs sharing A can run the problem; else the reason.
+std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig& config, int splits, int cast = 1);
 
 // K elements per CTA of a cluster: the K blocks shared out evenly, in whole blocks.
 int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
@@ -50,9 +55,12 @@ std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
 jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);
 std::vector<jit::KernelSpec> skinny_all_specs();
 
-void skinny_launch(const GemmProblem& problem, const SkinnyConfig& config, int splits, cudaStream_t stream);
+void skinny_launch(const GemmProblem& problem, const SkinnyConfig& config, int splits, int cast, cudaStream_t stream);
 
-// The config and split count of a skinny choice; null / 0 for other backends' choices.
-const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits = nullptr);
+// The config, split count and multicast group of a skinny choice; null / 0 for other backends' choices.
+const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits = nullptr, int* cast = nullptr);
+
+// A skinny choice's name: "<config>_split<S>", with "_cast<C>" when C > 1.
+std::string skinny_choice_name(const SkinnyConfig& config, int splits, int cast = 1);
 
 }  // namespace tmagemm::choices

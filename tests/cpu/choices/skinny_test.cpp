@@ -47,7 +47,9 @@ TEST(SkinnyHost, TakesDecodeShapesInEveryLayout) {
     if (layout & 1) p.a = operand(0x7f0000000000, 16, 4096, 1, 16);    // column-major A, ld 16
     if (layout & 2) p.b = operand(0x7f1000000000, 4096, 4096, 1, 4096);  // column-major B
     for (const auto& c : skinny_configs())
-      for (int s : skinny_splits()) EXPECT_EQ(skinny_can_implement(p, c, s), "") << c.name() << " split " << s;
+      for (int s : skinny_splits())
+        for (int k : skinny_casts())
+          if (s * k <= 8) EXPECT_EQ(skinny_can_implement(p, c, s, k), "") << c.name() << " split " << s << " cast " << k;
   }
 }
 
@@ -66,6 +68,13 @@ TEST(SkinnyHost, RefusesWithReasons) {
   // 7 blocks of 64 cannot feed 4 CTAs two blocks each.
   EXPECT_NE(skinny_can_implement(problem(16, 4096, 448), c, 4).find("too few to split 4 ways"), std::string::npos);
   EXPECT_EQ(skinny_can_implement(problem(16, 4096, 448), c, 2), "");
+  // Multicast groups: 1, 2 or 4 CTAs, a cluster of at most 8, whole groups of N tiles.
+  EXPECT_NE(skinny_can_implement(problem(16, 4096, 4096), c, 1, 3).find("not 1, 2 or 4"), std::string::npos);
+  EXPECT_NE(skinny_can_implement(problem(16, 4096, 4096), c, 4, 4).find("above 8"), std::string::npos);
+  EXPECT_NE(skinny_can_implement(problem(16, 640, 4096), c, 1, 2).find("5 tiles of 128: not a multiple"),
+            std::string::npos);
+  EXPECT_EQ(skinny_can_implement(problem(16, 640, 4096), c, 1, 1), "");
+  EXPECT_EQ(skinny_can_implement(problem(16, 1000, 4096), c, 2, 4), "");  // 8 tiles, the last ragged
 }
 
 TEST(SkinnyHost, KSplitIsWholeBlocksSharedOut) {
@@ -106,7 +115,8 @@ TEST(SkinnyHost, HeuristicChoiceFollowsTheWidthOfN) {
 TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
   const auto choices = skinny_backend().enumerate(problem(16, 4096, 4096), test_support::fake_h200(),
                                                   Options::defaults_only());
-  EXPECT_EQ(choices.size(), skinny_configs().size() * skinny_splits().size());
+  // Splits x casts with at most 8 CTAs a cluster: 1x{1,2,4}, 2x{1,2,4}, 4x{1,2}, 8x1.
+  EXPECT_EQ(choices.size(), skinny_configs().size() * 9);
   std::set<std::string> names;
   for (const auto& c : choices) {
     names.insert(c->name());

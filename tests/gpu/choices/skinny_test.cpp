@@ -1,5 +1,5 @@
-// skinny_test.cpp — correctness of the skinny (split-K, swap-AB TMA + WGMMA) backend on a GPU: every config and split
-// count, every layout of A and B, M from 1 to 64 (both padded widths), ragged N, K tails and K splits that leave a
+// skinny_test.cpp — correctness of the skinny (split-K, swap-AB TMA + WGMMA) backend on a GPU: every config, split
+// count and multicast group (A shared by 2 or 4 CTAs), every layout of A and B, M from 1 to 64 (both padded widths), ragged N, K tails and K splits that leave a
 // cluster rank with no K blocks, f16 inputs, f32 / f16 / column-major / padded outputs, and batches through bmm.
 // Inputs random, outputs poisoned with NaN, padding checked untouched, relative Frobenius error against an
 // fp32-accumulated reference <= 1e-2. Each case names one choice by regex, so the kernel under test is the one run.
@@ -23,7 +23,9 @@ Options only(const std::string& choice) {
 std::vector<std::string> all_choices() {
   std::vector<std::string> names;
   for (const auto& c : choices::skinny_configs())
-    for (int s : choices::skinny_splits()) names.push_back(fmt::format("{}_split{}", c.name(), s));
+    for (int s : choices::skinny_splits())
+      for (int k : choices::skinny_casts())
+        if (s * k <= 8) names.push_back(choices::skinny_choice_name(c, s, k));
   return names;
 }
 
@@ -62,20 +64,21 @@ class Skinny : public ::testing::Test {
 };
 
 TEST_F(Skinny, EveryChoiceEveryLayout) {
-  // K = 2040: 32 blocks of 64 (16 of 128) with a tail, enough for 8 splits of either; N = 777 is ragged for
-  // every tile width.
+  // K = 2040: 32 blocks of 64 (16 of 128) with a tail, enough for 8 splits of either; N = 1000 is ragged for
+  // every tile width and its tiles (16, 8 or 4) split into multicast groups of 4.
   for (const auto& choice : all_choices())
     for (int layout = 0; layout < 4; ++layout) {
-      run_case(Case{DType::bf16, DType::bf16, 16, 777, 2040, (layout & 1) != 0, (layout & 2) != 0}, choice, rng);
+      run_case(Case{DType::bf16, DType::bf16, 16, 1000, 2040, (layout & 1) != 0, (layout & 2) != 0}, choice, rng);
       if (HasFailure()) return;
     }
 }
 
 TEST_F(Skinny, RowsFrom1To64) {
   for (int64_t m : {1, 7, 31, 32, 33, 50, 64})
-    for (const char* choice : {"skinny_128x64_st4_split4", "skinny_64x64_st12_split2"}) {
-      run_case(Case{DType::bf16, DType::bf16, m, 520, 2048}, choice, rng);
-      run_case(Case{DType::bf16, DType::bf16, m, 264, 1032, true, true}, choice, rng);
+    for (const char* choice : {"skinny_128x64_st4_split4", "skinny_64x64_st12_split2", "skinny_128x64_st4_split2_cast4",
+                               "skinny_64x64_st12_split1_cast4"}) {
+      run_case(Case{DType::bf16, DType::bf16, m, 1000, 2048}, choice, rng);
+      run_case(Case{DType::bf16, DType::bf16, m, 488, 1032, true, true}, choice, rng);
       if (HasFailure()) return;
     }
 }
@@ -85,6 +88,8 @@ TEST_F(Skinny, SplitsWithAnEmptyRank) {
   for (const char* choice : {"skinny_128x64_st4_split4", "skinny_64x64_st12_split4"})
     run_case(Case{DType::bf16, DType::bf16, 24, 300, 9 * 64 - 8}, choice, rng);
   run_case(Case{DType::bf16, DType::bf16, 24, 300, 17 * 64 - 8}, "skinny_128x64_st4_split8", rng);
+  run_case(Case{DType::bf16, DType::bf16, 24, 504, 9 * 64 - 8}, "skinny_128x64_st4_split4_cast2", rng);
+  run_case(Case{DType::bf16, DType::bf16, 24, 504, 9 * 64 - 8, true, true}, "skinny_128x64_st4_split4_cast2", rng);
 }
 
 TEST_F(Skinny, InputAndOutputTypesAndStrides) {
@@ -97,7 +102,7 @@ TEST_F(Skinny, InputAndOutputTypesAndStrides) {
 }
 
 TEST_F(Skinny, BatchedThroughBmm) {
-  for (const char* choice : {"skinny_128x64_st4_split1", "skinny_64x64_st12_split4"})
+  for (const char* choice : {"skinny_128x64_st4_split1", "skinny_64x64_st12_split4", "skinny_64x64_st12_split2_cast4"})
     for (int layout = 0; layout < 4; ++layout)
       run_case(Case{DType::bf16, DType::bf16, 12, 200, 1100, (layout & 1) != 0, (layout & 2) != 0, false, 8, 3},
                choice, rng);
