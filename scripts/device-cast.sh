@@ -10,7 +10,7 @@ out=$(mktemp -d)
 export TMAGEMM_CACHE_DIR=/tmp/tmagemm-cast-$RANDOM
 mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r .kcache/kernels "$TMAGEMM_CACHE_DIR/"
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-rows() { grep -E "^[0-9]+x|geomean|FAIL|error|skipped"; }
+source "$(dirname "$0")/device-lib.sh"
 {
 timeout 120 build/tests/tmagemm_gpu_tests --gtest_filter='Skinny.*:Tuner.*' > "$out/gpu-tests.txt" 2>&1
 rc=$?
@@ -28,12 +28,8 @@ if [ $rc = 0 ] && [ $mrc = 0 ]; then
     TMAGEMM_CHOICE_REGEX="^$c\$" timeout 60 build/tmagemm bench --suite 64x28672x8192,64x14336x4096,64x4096x4096,16x28672x8192 --flush read --out /tmp/forced 2>&1 \
       | grep -E "^[0-9]+x|rror" | awk -v c="$c" '{print $1, $2, $3, $4, $5, $6}' | sed "s/^/$c: /"
   done
-  echo "== decode, skinny only"
-  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 100 build/tmagemm bench --suite decode --out /tmp/sk 2>&1 | rows
-  for f in /tmp/sk/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only.json"; done
-  echo "== decode, skinny only, read flush"
-  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 100 build/tmagemm bench --suite decode --flush read --out /tmp/skr 2>&1 | rows
-  for f in /tmp/skr/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only-flush_read.json"; done
+  skinny_only_decode write 100
+  skinny_only_decode read 100
 fi
 } 2>&1 | tee "$final/cast.txt"
 tar czf "$final/results.tgz" -C "$out" .

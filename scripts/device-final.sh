@@ -16,7 +16,7 @@ out=$(mktemp -d)
 export TMAGEMM_CACHE_DIR=/tmp/tmagemm-final-$RANDOM$RANDOM
 mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r .kcache/kernels "$TMAGEMM_CACHE_DIR/"
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-rows() { grep -E "^[0-9]+x|geomean|FAIL|error|skipped"; }
+source "$(dirname "$0")/device-lib.sh"
 {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "$part" = 1 ]; then
@@ -49,12 +49,8 @@ else
     TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_SKINNY=0 timeout 200 build/tmagemm bench --suite $s --out /tmp/pt 2>&1 | rows
     for f in /tmp/pt/*-$s.json; do cp "$f" "$out/$(basename "$f" .json)-persistent_tma_only.json"; done
   done
-  echo "== decode, skinny only"
-  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 build/tmagemm bench --suite decode --out /tmp/sk 2>&1 | rows
-  for f in /tmp/sk/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only.json"; done
-  echo "== decode, skinny only, read flush"
-  TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 build/tmagemm bench --suite decode --flush read --out /tmp/skr 2>&1 | rows
-  for f in /tmp/skr/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)-skinny_only-flush_read.json"; done
+  skinny_only_decode write 150
+  skinny_only_decode read 150
   echo "== llm and decode, heuristic mode, no TMA L2 promotion anywhere (persistent TMA too)"
   for s in llm decode; do
     TMAGEMM_TUNING=heuristic TMAGEMM_TMA_L2_PROMOTION=none timeout 150 build/tmagemm bench --suite $s --out /tmp/heurnp 2>&1 | rows
