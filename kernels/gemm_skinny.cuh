@@ -115,10 +115,14 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
-  if (cast > 1)
-    ptx::cluster_sync();
-  else
+  // fence.mbarrier_init already releases it to the cluster, so the arrival need not fence (a release arrival is a
+  // MEMBAR.ALL.GPU in the SASS).
+  if (cast > 1) {
+    ptx::cluster_arrive_relaxed();
+    ptx::cluster_wait();
+  } else {
     __syncthreads();
+  }
 
   float acc[MI][MP / 2];
   if (warp == 4) {
@@ -204,7 +208,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       }
       ptx::wgmma_commit();
       if (kb > 0) {
-        // NOTE: release a stage only after the wgmmas reading it have completed.
+        // NOTE: release a stage only after the wgmmas reading it have completed. (Releasing each stage as soon as
+        // its own wgmmas retire measured slower: perf notes, skinny v6.)
         ptx::wgmma_wait<1>();
         if (lane == 0) {
           if (cast > 1) {
@@ -242,7 +247,11 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         red[row * RP + col] = acc[mi][i];
       }
   }
-  ptx::cluster_sync();  // every CTA's partial tile is written and visible to the cluster
+  // Every CTA's partial tile is written and visible to the cluster. The release covers shared memory only (a full
+  // release arrival would also wait for global memory: MEMBAR.ALL.GPU).
+  cuda::ptx::fence_sync_restrict(cuda::ptx::sem_release, cuda::ptx::space_shared, cuda::ptx::scope_cluster);
+  ptx::cluster_arrive_relaxed();
+  ptx::cluster_wait();
 
   // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step.
   const int cols = BN / splits, quads = cols / 4, c0 = rank * cols;
@@ -272,7 +281,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       }
     }
   }
-  ptx::cluster_sync();  // peers have finished reading this CTA's partial tile
+  // Peers have finished reading this CTA's partial tile: their reads' values are consumed (stored) before they
+  // arrive, so a relaxed arrival suffices.
+  ptx::cluster_arrive_relaxed();
+  ptx::cluster_wait();
 #endif
 }
 
