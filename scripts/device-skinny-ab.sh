@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# device-skinny-ab.sh — a skinny kernel change measured against the previous build in one process tree: the decode
-# suite with only the skinny backend, old and new builds alternating (ab/old/tmagemm with its kernel cache
-# ab/old/kcache, against build/tmagemm with .kcache), each run with its own tuning database; then, for the new build,
-# tuned decode with the AUTOTUNE tables, skinny alone under both flushes, heuristic decode and the host-time benchmark.
-# Writes summary-ab.txt and results-ab.tgz (the JSONs) to $OUT.
+# device-skinny-ab.sh — a skinny kernel change measured against the previous build, in two calls (the carried tree's
+# 64 MiB holds one whole kernel cache, not three):
+#   ab:  the decode suite with only the skinny backend, old and new builds alternating (ab/old/tmagemm with its
+#        skinny kernels ab/old/kcache, against build/tmagemm with ab/new/kcache), each run with its own tuning database;
+#   new: for the new build (.kcache), tuned decode with the AUTOTUNE tables, skinny alone under both flushes,
+#        heuristic decode, tuning time and the host-time benchmark.
+# Writes summary-<part>.txt and results-<part>.tgz (the JSONs) to $OUT.
 set -uo pipefail
+part=${1:-ab}
 final=${OUT:-out}; mkdir -p "$final"
 out=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
@@ -15,12 +18,14 @@ skinny_decode() {  # BINARY
 }
 {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv
+if [ "$part" = ab ]; then
 for round in 1 2; do
   echo "== round $round: old build, skinny only, write flush"
   fresh_db old ab/old/kcache/kernels; skinny_decode ab/old/tmagemm
   echo "== round $round: new build, skinny only, write flush"
-  fresh_db new .kcache/kernels; skinny_decode build/tmagemm
+  fresh_db new ab/new/kcache/kernels; skinny_decode build/tmagemm
 done
+else
 fresh_db final .kcache/kernels
 echo "== bench decode (tuned; the AUTOTUNE tables' top 4)"
 TMAGEMM_LOG=autotune timeout 200 build/tmagemm bench --suite decode --out "$out" 2>&1 \
@@ -36,5 +41,6 @@ echo "== warm kernel cache: tune one new decode shape"
 timeout 30 build/tmagemm tune 64x14336x4096 2>&1 | tail -2
 echo "== host time of a tuned call"
 timeout 90 build/tmagemm_host_bench --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep -E "median" | head -12
-} 2>&1 | tee "$out/summary-ab.txt"
-cp "$out/summary-ab.txt" "$final/" && tar czf "$final/results-ab.tgz" -C "$out" .
+fi
+} 2>&1 | tee "$out/summary-$part.txt"
+cp "$out/summary-$part.txt" "$final/" && tar czf "$final/results-$part.tgz" -C "$out" .

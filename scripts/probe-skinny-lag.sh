@@ -2,6 +2,7 @@
 # probe-skinny-lag.sh — skinny v6 (relaxed cluster arrivals) with the two stage-release rules
 # (TMAGEMM_EXPERIMENT_SKINNY_LAG 1 / 0): the decode suite with only the skinny backend under both flushes (each run
 # with its own tuning database), and ncu of two M = 64 choices under both rules. Writes $OUT/lag.txt and the JSONs.
+# The switch was removed after this probe (lag 0 measured slower); with the current build both loops run one kernel.
 set -uo pipefail
 out=${OUT:-out}; mkdir -p $out
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
