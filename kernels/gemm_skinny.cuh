@@ -281,8 +281,9 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       }
     }
   }
-  // Peers have finished reading this CTA's partial tile: their reads' values are consumed (stored) before they
-  // arrive, so a relaxed arrival suffices.
+  // Peers have finished reading this CTA's partial tile. NOTE: a relaxed arrival orders nothing; it suffices because
+  // each remote load's value is summed before the thread moves on (unconditional FADDs right after the loads in
+  // the SASS, ahead of the predicated stores), so no load of a peer's memory is in flight when a thread arrives.
   ptx::cluster_arrive_relaxed();
   ptx::cluster_wait();
 #endif
