@@ -282,8 +282,9 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     }
   }
   // Peers have finished reading this CTA's partial tile. NOTE: a relaxed arrival orders nothing; it suffices because
-  // each remote load's value is summed before the thread moves on (unconditional FADDs right after the loads in
-  // the SASS, ahead of the predicated stores), so no load of a peer's memory is in flight when a thread arrives.
+  // each remote load's value is summed (FADDs under the load's own predicate) before any branch, store or barrier,
+  // so no load of a peer's memory is in flight when a thread arrives. scripts/check-skinny-reduction.py checks
+  // this in the SASS of every variant; run it after changing this kernel.
   ptx::cluster_arrive_relaxed();
   ptx::cluster_wait();
 #endif
