@@ -175,8 +175,8 @@ std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string
       "-DNDEBUG",
       // Automatic precompiled headers (NVRTC 12.8+, in this process's PCH heap, nothing on disk): the first
       // compile of a process parses the kernel headers (libcu++ included) and keeps them; later compiles skip
-      // most of the C++ front end (~0.8 s -> ~0.1 s a kernel). The cubins are the same bytes as without it
-      // (docs/perf-notes.md, "Compile time").
+      // most of the C++ front end (~0.8 s -> ~0.1 s a kernel). The kernels' SASS is the same as without it; only
+      // internal symbol names in the string table differ (docs/perf-notes.md, "Compile time").
       "-pch",
       "--pch-messages=false",
       "--pch-verbose=false",
@@ -185,7 +185,6 @@ std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string
   if (const char* li = std::getenv("TMAGEMM_JIT_LINEINFO"); li && std::string(li) == "1") options.push_back("-lineinfo");
   // NOTE: no --use_fast_math: kernels keep IEEE division/sqrt and denormals (epilogues compare to references).
   if (verbose_resources) options.push_back("--ptxas-options=-v");
-
   options.insert(options.end(), spec.options.begin(), spec.options.end());
   return options;
 }

@@ -70,7 +70,9 @@ std::vector<std::pair<std::string, std::string>> code_sections(const std::vector
   for (std::uint64_t i = 1; i < shnum; ++i) {
     const std::uint64_t h = header(i), type = read(h + 4, 4), off = read(h + 0x18, 8), size = read(h + 0x20, 8);
     if (type == 2 /* SHT_SYMTAB */ || type == 3 /* SHT_STRTAB */) continue;
-    const std::string name(image.data() + names + read(h, 4));
+    const std::uint64_t name_at = names + read(h, 4);
+    if (name_at >= image.size()) throw std::runtime_error("cubin: section name out of bounds");
+    const std::string name(image.data() + name_at, strnlen(image.data() + name_at, image.size() - name_at));
     const bool nobits = type == 8;
     if (!nobits && off + size > image.size()) throw std::runtime_error("cubin: section out of bounds");
     out.emplace_back(name, nobits ? std::to_string(size) : std::string(image.data() + off, size));
