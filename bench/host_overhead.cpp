@@ -34,44 +34,61 @@ namespace {
 // slower than the same one run later (11.7 against 8.2 us; perf notes, host time).
 constexpr double kWarmUpSeconds = 0.5;
 
-void BM_TunedMmHostTime(benchmark::State& state) {
-  if (tmagemm::runtime::device_count() == 0) {
-    state.SkipWithError("no CUDA device");
-    return;
+// Device buffers and views of one n x n x n bf16 problem, for the host benchmarks below.
+struct HostProblem {
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  tmagemm::TensorView va, vb, vc;
+  explicit HostProblem(int64_t n) {
+    cudaMalloc(&a, n * n * 2);
+    cudaMalloc(&b, n * n * 2);
+    cudaMalloc(&c, n * n * 2);
+    cudaMemset(a, 0x3c, n * n * 2);
+    cudaMemset(b, 0x3c, n * n * 2);
+    va = tmagemm::TensorView::contiguous(a, tmagemm::DType::bf16, {n, n});
+    vb = tmagemm::TensorView::contiguous(b, tmagemm::DType::bf16, {n, n});
+    vc = tmagemm::TensorView::contiguous(c, tmagemm::DType::bf16, {n, n});
   }
-  const int64_t n = state.range(0);
-  void *a, *b, *c;
-  cudaMalloc(&a, n * n * 2);
-  cudaMalloc(&b, n * n * 2);
-  cudaMalloc(&c, n * n * 2);
-  cudaMemset(a, 0x3c, n * n * 2);
-  cudaMemset(b, 0x3c, n * n * 2);
-  using tmagemm::DType;
-  using tmagemm::TensorView;
-  const TensorView va = TensorView::contiguous(a, DType::bf16, {n, n});
-  const TensorView vb = TensorView::contiguous(b, DType::bf16, {n, n});
-  const TensorView vc = TensorView::contiguous(c, DType::bf16, {n, n});
-  tmagemm::Options o;
-  if (state.range(1) == 1) {
-    o.cublaslt = false;
-    o.fallback = false;
+  ~HostProblem() {
+    cudaDeviceSynchronize();
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
   }
-  tmagemm::mm(va, vb, vc, o);  // tunes (or reads the DB) once
-  cudaDeviceSynchronize();
-  state.SetLabel(tmagemm::tune::choose(tmagemm::make_mm_problem(va, vb, vc), o)->name());
+};
+
+// Runs `fn` per iteration, draining the launch queue every 256 (outside the timing).
+template <class Fn>
+void host_loop(benchmark::State& state, Fn&& fn) {
   int i = 0;
   for (auto _ : state) {
-    tmagemm::mm(va, vb, vc, o);
-    if (++i % 256 == 0) {  // keep the launch queue short so launches never block on a full queue
+    fn();
+    if (++i % 256 == 0) {
       state.PauseTiming();
       cudaDeviceSynchronize();
       state.ResumeTiming();
     }
   }
   cudaDeviceSynchronize();
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
+}
+
+// Options of the /<0|1> variants: 0 lets the tuner pick any backend, 1 keeps to persistent TMA.
+tmagemm::Options options_for(const benchmark::State& state) {
+  tmagemm::Options o;
+  if (state.range(1) == 1) {
+    o.cublaslt = false;
+    o.fallback = false;
+  }
+  return o;
+}
+
+void BM_TunedMmHostTime(benchmark::State& state) {
+  if (tmagemm::runtime::device_count() == 0) return state.SkipWithError("no CUDA device");
+  HostProblem hp(state.range(0));
+  const tmagemm::Options o = options_for(state);
+  tmagemm::mm(hp.va, hp.vb, hp.vc, o);  // tunes (or reads the DB) once
+  cudaDeviceSynchronize();
+  state.SetLabel(tmagemm::tune::choose(tmagemm::make_mm_problem(hp.va, hp.vb, hp.vc), o)->name());
+  host_loop(state, [&] { tmagemm::mm(hp.va, hp.vb, hp.vc, o); });
 }
 BENCHMARK(BM_TunedMmHostTime)->Args({256, 0})->Args({256, 1})->MinWarmUpTime(kWarmUpSeconds)->Unit(benchmark::kMicrosecond);
 
@@ -111,16 +128,9 @@ void BM_RawCublasLtHostTime(benchmark::State& state) {
     return;
   }
   const float alpha = 1.0f, beta = 0.0f;
-  int i = 0;
-  for (auto _ : state) {
+  host_loop(state, [&] {
     cublasLtMatmul(h, desc, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &algo.algo, ws, ws_bytes, nullptr);
-    if (++i % 256 == 0) {
-      state.PauseTiming();
-      cudaDeviceSynchronize();
-      state.ResumeTiming();
-    }
-  }
-  cudaDeviceSynchronize();
+  });
   cublasLtMatmulPreferenceDestroy(pref);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
@@ -184,43 +194,6 @@ void BM_TensorMapCacheHitCpu(benchmark::State& state) {
 }
 BENCHMARK(BM_TensorMapCacheHitCpu)->Unit(benchmark::kNanosecond);
 
-// Device buffers and views of one n x n x n bf16 problem, for the host benchmarks below.
-struct HostProblem {
-  void *a = nullptr, *b = nullptr, *c = nullptr;
-  tmagemm::TensorView va, vb, vc;
-  explicit HostProblem(int64_t n) {
-    cudaMalloc(&a, n * n * 2);
-    cudaMalloc(&b, n * n * 2);
-    cudaMalloc(&c, n * n * 2);
-    cudaMemset(a, 0x3c, n * n * 2);
-    cudaMemset(b, 0x3c, n * n * 2);
-    va = tmagemm::TensorView::contiguous(a, tmagemm::DType::bf16, {n, n});
-    vb = tmagemm::TensorView::contiguous(b, tmagemm::DType::bf16, {n, n});
-    vc = tmagemm::TensorView::contiguous(c, tmagemm::DType::bf16, {n, n});
-  }
-  ~HostProblem() {
-    cudaDeviceSynchronize();
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
-  }
-};
-
-// Runs `fn` per iteration, draining the launch queue every 256 (outside the timing).
-template <class Fn>
-void host_loop(benchmark::State& state, Fn&& fn) {
-  int i = 0;
-  for (auto _ : state) {
-    fn();
-    if (++i % 256 == 0) {
-      state.PauseTiming();
-      cudaDeviceSynchronize();
-      state.ResumeTiming();
-    }
-  }
-  cudaDeviceSynchronize();
-}
-
 void BM_PointerQueryHost(benchmark::State& state) {
   if (tmagemm::runtime::device_count() == 0) return state.SkipWithError("no CUDA device");
   HostProblem hp(256);
@@ -247,11 +220,7 @@ BENCHMARK(BM_MakeProblemHost)->Unit(benchmark::kMicrosecond);
 void BM_LaunchOnlyHost(benchmark::State& state) {
   if (tmagemm::runtime::device_count() == 0) return state.SkipWithError("no CUDA device");
   HostProblem hp(state.range(0));
-  tmagemm::Options o;
-  if (state.range(1) == 1) {
-    o.cublaslt = false;
-    o.fallback = false;
-  }
+  const tmagemm::Options o = options_for(state);
   const tmagemm::GemmProblem p = tmagemm::make_mm_problem(hp.va, hp.vb, hp.vc);
   tmagemm::mm(hp.va, hp.vb, hp.vc, o);  // tunes (or reads the DB) once; allocates any workspace
   cudaDeviceSynchronize();

@@ -13,10 +13,9 @@ part=${1:-1}
 final=${OUT:-out}
 mkdir -p "$final"
 out=$(mktemp -d)
-export TMAGEMM_CACHE_DIR=/tmp/tmagemm-final-$RANDOM$RANDOM
-mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r .kcache/kernels "$TMAGEMM_CACHE_DIR/"
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
 source "$(dirname "$0")/device-lib.sh"
+fresh_db
 {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "$part" = 1 ]; then

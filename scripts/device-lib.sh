@@ -14,3 +14,11 @@ skinny_only_decode() {
     --flush "$flush" --out "$tmp" 2>&1 | rows
   for f in "$tmp"/*-decode.json; do cp "$f" "$out/$(basename "$f" .json)$suffix.json"; done
 }
+
+# A fresh tuning database: exports TMAGEMM_CACHE_DIR as a new directory holding a copy of the kernel cache's cubins
+# (default .kcache/kernels), so that a run tunes afresh without compiling. Usage: fresh_db [KERNELS_DIR]
+fresh_db() {
+  export TMAGEMM_CACHE_DIR
+  TMAGEMM_CACHE_DIR=$(mktemp -d /tmp/tmagemm-db-XXXXXX)
+  cp -r "${1:-.kcache/kernels}" "$TMAGEMM_CACHE_DIR/kernels"
+}

@@ -6,7 +6,7 @@ set -uo pipefail
 final=${OUT:-out}; mkdir -p "$final"
 out=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-fresh_db() { export TMAGEMM_CACHE_DIR=/tmp/margin-$RANDOM$RANDOM; mkdir -p $TMAGEMM_CACHE_DIR; cp -r .kcache/kernels $TMAGEMM_CACHE_DIR/; }
+source "$(dirname "$0")/device-lib.sh"
 tuned() {  # SUITE OUTDIR
   echo "== bench $1 (tuned; the AUTOTUNE tables' top 4)"
   TMAGEMM_LOG=autotune timeout 250 build/tmagemm bench --suite "$1" --out "$2" 2>&1 \

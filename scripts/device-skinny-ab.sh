@@ -12,7 +12,6 @@ final=${OUT:-out}; mkdir -p "$final"
 out=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
 source "$(dirname "$0")/device-lib.sh"
-fresh_db() { export TMAGEMM_CACHE_DIR=/tmp/ab-$1-$RANDOM$RANDOM; mkdir -p $TMAGEMM_CACHE_DIR; cp -r "$2" $TMAGEMM_CACHE_DIR/kernels; }
 skinny_decode() {  # BINARY
   TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 "$1" bench --suite decode --out /tmp/ab-json 2>&1 | rows
 }
@@ -21,12 +20,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw 
 if [ "$part" = ab ]; then
 for round in 1 2; do
   echo "== round $round: old build, skinny only, write flush"
-  fresh_db old ab/old/kcache/kernels; skinny_decode ab/old/tmagemm
+  fresh_db ab/old/kcache/kernels; skinny_decode ab/old/tmagemm
   echo "== round $round: new build, skinny only, write flush"
-  fresh_db new ab/new/kcache/kernels; skinny_decode build/tmagemm
+  fresh_db ab/new/kcache/kernels; skinny_decode build/tmagemm
 done
 else
-fresh_db final .kcache/kernels
+fresh_db
 echo "== bench decode (tuned; the AUTOTUNE tables' top 4)"
 TMAGEMM_LOG=autotune timeout 200 build/tmagemm bench --suite decode --out "$out" 2>&1 \
   | grep -A11 -E "^AUTOTUNE|^[0-9]+x|geomean|FAIL|error|skipped" | grep -vE "strides|^--"

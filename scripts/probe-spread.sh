@@ -6,11 +6,12 @@
 set -uo pipefail
 out=${OUT:-out}; mkdir -p $out
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/device-lib.sh"
 {
 for s in 1x28672x8192 64x28672x8192 16x28672x8192; do
   for fl in write read; do
     for i in 1 2 3; do
-      export TMAGEMM_CACHE_DIR=/tmp/spread-$RANDOM$RANDOM; mkdir -p $TMAGEMM_CACHE_DIR; cp -r .kcache/kernels $TMAGEMM_CACHE_DIR/
+      fresh_db
       TMAGEMM_CHOICE_REGEX='^cublaslt_algo0$' timeout 60 build/tmagemm bench --suite $s --flush $fl --out /tmp/sp-$i >/dev/null 2>&1
       python3 -c "
 import json,glob,sys
