@@ -2,7 +2,9 @@
 // any 2-byte-aligned base, any M, N, K >= 1. bf16/f16 inputs, bf16/f16/f32 output with any strides.
 //
 // One CTA computes a BM x BN tile of out; tiles are rastered in groups of kFallbackGroupM row tiles so that CTAs
-// running together share A and B tiles in L2 (grid: tiles, 1, batch). Main loop, per BK slab of K:
+// running together share A and B tiles in L2 (grid: tiles, 1, batch). Under Options::sm_carveout the grid is
+// smaller (at most SMs - carveout CTAs) and each CTA loops over (batch, tile) items, one tile after another in the
+// same shared memory. Main loop, per BK slab of K:
 //   1. every thread issues the global loads of its share of the NEXT slab into registers (TileLoader::load),
 //   2. the warps run ldmatrix + mma.sync m16n8k16 (f32 accumulators) on the CURRENT slab in shared memory,
 //   3. the registers go to the other shared-memory buffer (TileLoader::store), one __syncthreads.
@@ -39,6 +41,7 @@ struct FallbackParams {
   long long a_rs, a_cs, a_bs;  // A(m, k) at a + m*a_rs + k*a_cs (+ batch*a_bs), elements
   long long b_rs, b_cs, b_bs;  // B(k, n) at b + k*b_rs + n*b_cs
   int M, N, K;
+  int batch;                   // matrices in the batch (1 for mm)
 };
 
 constexpr int kFallbackPad = 8;     // elements of padding per shared row
@@ -153,9 +156,12 @@ __device__ inline void load_b_fragments(const cuda::std::uint16_t* s, int col0, 
   }
 }
 
+// One BM x BN tile of out (rows from m0, columns from n0) of batch `batch`: the main loop and the epilogue.
+// Leaves shared memory free for the next tile: the last slab's __syncthreads comes after every warp's last
+// ldmatrix, and the epilogue stores from registers.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
-    gemm_fallback(const FallbackParams p, const EpilogueParams ep) {
+__device__ __forceinline__ void fallback_tile(const FallbackParams& p, const EpilogueParams& ep,
+                                              cuda::std::uint16_t* smem, int m0, int n0, int batch) {
   using cuda::std::uint16_t;
   using cuda::std::uint32_t;
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK;
@@ -167,18 +173,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "whole m16 / n16 / k16 steps per warp");
   static_assert(BM % 8 == 0 && BN % 8 == 0 && BK % 8 == 0, "8-element load chunks");
 
-  extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* sA = smem;               // two buffers of kTileA
   uint16_t* sB = smem + 2 * kTileA;  // two buffers of kTileB
-
-  // Grouped raster: kFallbackGroupM row tiles walk across the column tiles together.
-  const int tiles_m = (p.M + BM - 1) / BM, tiles_n = (p.N + BN - 1) / BN;
-  const int tile = blockIdx.x, per_group = kFallbackGroupM * tiles_n;
-  const int first_m = (tile / per_group) * kFallbackGroupM;
-  const int group_m = min(tiles_m - first_m, kFallbackGroupM);
-  const int m0 = (first_m + (tile % per_group) % group_m) * BM;
-  const int n0 = ((tile % per_group) / group_m) * BN;
-  const int batch = blockIdx.z;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / Cfg::kWarpsN, wn = warp % Cfg::kWarpsN;
@@ -196,7 +192,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
   // A as X(m, k) = a + m*a_rs + k*a_cs; B as its transpose X(n, k) = b + k*b_rs + n*b_cs.
   TileLoader<BM, BK, kThreads, Cfg::kAMode> la;
   TileLoader<BN, BK, kThreads, Cfg::kBMode> lb;
-  const int kt_count = (p.K + BK - 1) / BK;
+  const int kt_count = (p.K + BK - 1) / BK;  // >= 1: the host never launches K = 0
   la.load(a, p.a_rs, p.a_cs, m0, 0, p.M, p.K);
   lb.load(b, p.b_cs, p.b_rs, n0, 0, p.N, p.K);
   la.store(sA);
@@ -232,6 +228,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
       la.store(sA + (cur ^ 1) * kTileA);
       lb.store(sB + (cur ^ 1) * kTileB);
     }
+    // Every thread passes this barrier on every slab, the last included: the next tile's first stores into
+    // buffer 0 come after all reads of this one.
     __syncthreads();
   }
 
@@ -256,6 +254,30 @@ __global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
           if (c + 1 < p.N) store_one<Cfg::kOut>(base, off + ep.col_stride, v1);
         }
       }
+}
+
+// Work item w = batch * tiles + tile, for w = blockIdx.z * gridDim.x + blockIdx.x, stepping by the grid's size.
+// The host's grid is either (tiles, 1, batch) — every CTA one item, as a grid of one CTA per tile — or, under
+// Options::sm_carveout, (at most SMs - carveout, 1, 1), each CTA looping over its items.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kWarpsM* Cfg::kWarpsN * 32)
+    gemm_fallback(const FallbackParams p, const EpilogueParams ep) {
+  extern __shared__ __align__(16) cuda::std::uint16_t smem[];
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN;
+  const int tiles_m = (p.M + BM - 1) / BM, tiles_n = (p.N + BN - 1) / BN;
+  const int per_group = kFallbackGroupM * tiles_n;
+  // Items < 2^31 (the host refuses more: fallback_can_implement), so w + step never wraps.
+  const unsigned tiles = static_cast<unsigned>(tiles_m) * tiles_n, items = tiles * p.batch;
+  const unsigned step = gridDim.x * gridDim.z;
+  for (unsigned w = blockIdx.z * gridDim.x + blockIdx.x; w < items; w += step) {
+    const int batch = static_cast<int>(w / tiles), tile = static_cast<int>(w % tiles);
+    // Grouped raster: kFallbackGroupM row tiles walk across the column tiles together.
+    const int first_m = (tile / per_group) * kFallbackGroupM;
+    const int group_m = min(tiles_m - first_m, kFallbackGroupM);
+    const int m0 = (first_m + (tile % per_group) % group_m) * BM;
+    const int n0 = ((tile % per_group) / group_m) * BN;
+    fallback_tile<Cfg>(p, ep, smem, m0, n0, batch);
+  }
 }
 
 }  // namespace tmagemm::kernels

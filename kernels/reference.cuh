@@ -49,33 +49,4 @@ __global__ void reference_gemm(const void* a, const void* b, float* out, int M, 
   out[idx] = acc;
 }
 
-// Reference values at n sampled output positions (batch[i], row[i], col[i]) — the tuner's quick check of each
-// choice costs n dot products instead of a whole reference GEMM.
-template <int InType>
-__global__ void reference_samples(const void* a, const void* b, int K, long long a_rs, long long a_cs, long long a_bs,
-                                  long long b_rs, long long b_cs, long long b_bs, const int* batches, const int* rows,
-                                  const int* cols, int n, float* out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const long long bt = batches[i], m = rows[i], c = cols[i];
-  float acc = 0.0f;
-  for (int k = 0; k < K; ++k)
-    acc = fmaf(load_as_float<InType>(a, bt * a_bs + m * a_rs + k * a_cs),
-               load_as_float<InType>(b, bt * b_bs + k * b_rs + c * b_cs), acc);
-  out[i] = acc;
-}
-
-// Gathers the same positions of an output tensor as floats. OutType: 0 bf16, 1 f16, 4 f32.
-template <int OutType>
-__global__ void gather_samples(const void* base, long long rs, long long cs, long long bs, const int* batches,
-                               const int* rows, const int* cols, int n, float* out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const long long off = batches[i] * bs + rows[i] * rs + cols[i] * cs;
-  if constexpr (OutType == 4)
-    out[i] = static_cast<const float*>(base)[off];
-  else
-    out[i] = load_as_float<OutType>(base, off);
-}
-
 }  // namespace tmagemm::kernels

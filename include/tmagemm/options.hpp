@@ -1,5 +1,10 @@
 // tmagemm/options.hpp — per-call options. A default-constructed Options reads TMAGEMM_* environment
 // variables (see README "Options"); fields assigned in code win over the environment.
+//
+// allow_reduced_precision_reduction is the analogue of torch's allow_bf16_reduced_precision_reduction: when false
+// (default) no choice may reduce split-K partial sums in the 16-bit output type. tmagemm's own kernels add partial
+// sums in fp32 either way; true lets cuBLASLt offer algorithms that add them in bf16/f16 (in the output buffer or
+// a 16-bit workspace) and widens the tuner's accuracy check to match. It changes nothing for f32 outputs.
 #pragma once
 #include <string>
 
@@ -17,6 +22,7 @@ struct Options {
   bool fallback = true;                    // TMAGEMM_FALLBACK=0|1
   bool cublaslt = true;                    // TMAGEMM_CUBLASLT=0|1
   bool skinny = true;                      // TMAGEMM_SKINNY=0|1 (split-K kernels for M <= 64)
+  bool allow_reduced_precision_reduction = false;  // TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION=0|1 (see above)
   std::string choice_regex;                // TMAGEMM_CHOICE_REGEX=<ECMAScript regex on choice names>
   int sm_carveout = 0;                     // TMAGEMM_SM_CARVEOUT=<int >= 0>
 

@@ -123,6 +123,7 @@ Options::Options() {
   read_bool("TMAGEMM_FALLBACK", fallback);
   read_bool("TMAGEMM_SKINNY", skinny);
   read_bool("TMAGEMM_CUBLASLT", cublaslt);
+  read_bool("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", allow_reduced_precision_reduction);
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);
 }

@@ -1,5 +1,6 @@
 // cublaslt.cpp — the cuBLASLt backend (see cublaslt.hpp): problem -> column-major cuBLASLt call, per-device
-// handles, descriptors and heuristic query at enumeration, one Choice per heuristic algorithm, launch.
+// handles, descriptors and heuristic query (with the reduction-scheme accuracy floor) at enumeration, one Choice per
+// heuristic algorithm, launch.
 #include "choices/cublaslt.hpp"
 
 #include <cublasLt.h>
@@ -112,6 +113,14 @@ CublasLtCall cublaslt_call(const GemmProblem& p) {
   call.c = stored("out", p.out, out_col, p.batch);
   return call;
 }
+
+uint32_t cublaslt_reduction_mask(DType out, bool allow_reduced) {
+  // NOTE: with CUBLAS_COMPUTE_32F, COMPUTE_TYPE reduces in fp32; INPLACE and OUTPUT_TYPE reduce in the output type.
+  if (allow_reduced || !is_16bit_float(out)) return CUBLASLT_REDUCTION_SCHEME_MASK;
+  return CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+}
+
+bool cublaslt_reduction_allowed(uint32_t scheme, uint32_t mask) { return (scheme & ~mask) == 0; }
 
 int cublaslt_top_k() {
   constexpr const char* kVar = "TMAGEMM_CUBLASLT_TOP_K";
@@ -253,31 +262,44 @@ int32_t sm_target(int sm_count, int carveout) {
   return std::max(1, sm_count - carveout);
 }
 
-// Descriptors for one call shape and what the heuristic was told (alignments, SM target): shared by the choices of
-// one enumeration, immutable once built.
+// Descriptors for one call shape and what the heuristic was told (alignments, SM target, reduction-scheme mask):
+// shared by the choices of one enumeration, immutable once built.
 struct Plan {
   int device = 0;
   int sm_count = 0;
   int32_t sm_target = 0;
+  uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;  // cublaslt_reduction_mask of the options
   cublasLtHandle_t handle = nullptr;
   CublasLtCall call;  // data pointers are those of the problem it was built for (unused afterwards)
   Descriptors desc;
 
-  // True when this plan's descriptors describe `c` and algorithms chosen for it can run `c`: same extents, lds,
-  // batch strides and transposes, and every matrix at least as aligned as the heuristic was told.
-  bool fits(const CublasLtCall& c, int32_t target) const {
-    return target == sm_target && c.swapped == call.swapped && c.m == call.m && c.n == call.n && c.k == call.k &&
-           c.batch == call.batch && same_matrix(c.a, call.a, c.batch) && same_matrix(c.b, call.b, c.batch) &&
-           same_matrix(c.c, call.c, c.batch) && c.a.alignment >= call.a.alignment &&
-           c.b.alignment >= call.b.alignment && c.c.alignment >= call.c.alignment;
+  // True when this plan's descriptors describe `c` and algorithms chosen for it can run `c` under the SM target and
+  // reduction mask asked for: same extents, lds, batch strides and transposes, and every matrix at least as aligned
+  // as the heuristic was told.
+  bool fits(const CublasLtCall& c, int32_t target, uint32_t mask) const {
+    return target == sm_target && mask == reduction_mask && c.swapped == call.swapped && c.m == call.m &&
+           c.n == call.n && c.k == call.k && c.batch == call.batch && same_matrix(c.a, call.a, c.batch) &&
+           same_matrix(c.b, call.b, c.batch) && same_matrix(c.c, call.c, c.batch) &&
+           c.a.alignment >= call.a.alignment && c.b.alignment >= call.b.alignment &&
+           c.c.alignment >= call.c.alignment;
   }
 };
 
+// The reduction scheme an algorithm is configured with; false when cuBLASLt cannot say.
+bool reduction_scheme_of(const cublasLtMatmulAlgo_t& algo, uint32_t& scheme) {
+  std::size_t written = 0;
+  scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+  return cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme,
+                                              &written) == CUBLAS_STATUS_SUCCESS &&
+         written == sizeof scheme;
+}
+
 // For a problem cuBLASLt can express, on a device that exists: builds a plan (handle, descriptors) and asks the
-// heuristic for up to `count` algorithms; `results` keeps the usable ones, best first. Returns the reason on
-// failure. Makes the problem's device current while it works.
-std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, int count, std::shared_ptr<Plan>& plan,
-                      std::vector<cublasLtMatmulHeuristicResult_t>& results) {
+// heuristic for up to `count` algorithms whose reduction scheme is in `mask` (cublaslt_reduction_mask); `results`
+// keeps the usable ones, best first. Returns the reason on failure. Makes the problem's device current while it
+// works.
+std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask, int count,
+                      std::shared_ptr<Plan>& plan, std::vector<cublasLtMatmulHeuristicResult_t>& results) {
   DeviceGuard guard;
   if (cudaError_t e = guard.set(p.device); e != cudaSuccess) {
     cudaGetLastError();
@@ -287,6 +309,7 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, int co
   plan->device = p.device;
   plan->sm_count = sm_count;
   plan->sm_target = target;
+  plan->reduction_mask = mask;
   if (cublasStatus_t st = handle_for(p.device, &plan->handle); st != CUBLAS_STATUS_SUCCESS)
     return fmt::format("cublasLtCreate: {}", status_name(st));
   plan->call = cublaslt_call(p);
@@ -308,6 +331,11 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, int co
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, plan->call.c.alignment}};
   for (const auto& [attr, bytes] : alignments)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
+  // NOTE: the default mask admits every scheme, including those that add split-K partial sums in a 16-bit output
+  // type (INPLACE, OUTPUT_TYPE); only a narrower mask is set.
+  const bool restricted = mask != CUBLASLT_REDUCTION_SCHEME_MASK;
+  if (st == CUBLAS_STATUS_SUCCESS && restricted)
+    st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask);
   if (st != CUBLAS_STATUS_SUCCESS) {
     cublasLtMatmulPreferenceDestroy(pref);
     return fmt::format("cublasLtMatmulPreferenceSetAttribute: {}", status_name(st));
@@ -318,13 +346,33 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, int co
   st = cublasLtMatmulAlgoGetHeuristic(plan->handle, plan->desc.op, plan->desc.a, plan->desc.b, plan->desc.c,
                                       plan->desc.c, pref, count, found, &returned);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS)
+  constexpr const char* kNoFp32Reduction =
+      "no cuBLASLt algorithm reduces in fp32 for this problem (Options::allow_reduced_precision_reduction is false)";
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    if (restricted) return fmt::format("{}: the heuristic says {}", kNoFp32Reduction, status_name(st));
     return fmt::format("cuBLASLt has no algorithm for this problem: {}", status_name(st));
+  }
   results.clear();
-  for (int i = 0; i < std::min(returned, count); ++i)
-    if (found[i].state == CUBLAS_STATUS_SUCCESS && found[i].workspaceSize <= kCublasLtWorkspaceBytes)
-      results.push_back(found[i]);
-  if (results.empty()) return "cuBLASLt has no algorithm for this problem: the heuristic returned none";
+  int reduces_narrow = 0;  // algorithms dropped for a reduction scheme outside the mask
+  for (int i = 0; i < std::min(returned, count); ++i) {
+    if (found[i].state != CUBLAS_STATUS_SUCCESS || found[i].workspaceSize > kCublasLtWorkspaceBytes) continue;
+    // Belt and braces: the heuristic was asked with the mask, and each algorithm's own scheme must agree. One whose
+    // scheme cannot be read is dropped too, since nothing then shows that it adds its partial sums in fp32.
+    uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+    if (restricted && (!reduction_scheme_of(found[i].algo, scheme) || !cublaslt_reduction_allowed(scheme, mask))) {
+      ++reduces_narrow;
+      continue;
+    }
+    results.push_back(found[i]);
+  }
+  if (results.empty()) {
+    if (restricted) return kNoFp32Reduction;
+    return "cuBLASLt has no algorithm for this problem: the heuristic returned none";
+  }
+  if (reduces_narrow > 0 && runtime::log_enabled("autotune"))
+    fmt::print(stderr,
+               "tmagemm autotune: cublaslt dropped {} heuristic algorithm(s) that reduce split-K partial sums in {}\n",
+               reduces_narrow, to_string(p.out.dtype));
   return {};
 }
 
@@ -378,14 +426,15 @@ class CublasLtChoice final : public Choice {
   void precompile(const GemmProblem& p, int /*device*/) const override {
     if (auto r = can_implement(p, runtime::DeviceInfo{}); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, r));
-    variant_for(p, cublaslt_call(p), primary_.plan->sm_target);
+    variant_for(p, cublaslt_call(p), primary_.plan->sm_target, primary_.plan->reduction_mask);
   }
 
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& options, void* workspace) const override {
     if (auto r = can_implement(p, runtime::DeviceInfo{}); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, r));
     const CublasLtCall call = cublaslt_call(p);
-    const Variant& v = variant_for(p, call, sm_target(primary_.plan->sm_count, options.sm_carveout));
+    const Variant& v = variant_for(p, call, sm_target(primary_.plan->sm_count, options.sm_carveout),
+                                   cublaslt_reduction_mask(p.out.dtype, options.allow_reduced_precision_reduction));
     if (v.workspace > 0 && workspace == nullptr)
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{}: needs {} bytes of workspace but none was passed", name_, v.workspace));
@@ -411,16 +460,17 @@ class CublasLtChoice final : public Choice {
   int library_rank() const override { return rank_; }
 
  private:
-  // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs: the enumerated one when it fits,
-  // else one planned for this layout (kept). Throws Error(unsupported) when the heuristic has nothing for it.
-  const Variant& variant_for(const GemmProblem& p, const CublasLtCall& call, int32_t target) const {
-    if (primary_.plan->fits(call, target)) return primary_;
+  // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
+  // the enumerated one when it fits, else one planned for this layout and mask (kept). Throws Error(unsupported)
+  // when the heuristic has nothing for it.
+  const Variant& variant_for(const GemmProblem& p, const CublasLtCall& call, int32_t target, uint32_t mask) const {
+    if (primary_.plan->fits(call, target, mask)) return primary_;
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& v : others_)
-      if (v->plan->fits(call, target)) return *v;
+      if (v->plan->fits(call, target, mask)) return *v;
     std::shared_ptr<Plan> plan;
     std::vector<cublasLtMatmulHeuristicResult_t> results;
-    const std::string reason = make_plan(p, primary_.plan->sm_count, target, rank_ + 1, plan, results);
+    const std::string reason = make_plan(p, primary_.plan->sm_count, target, mask, rank_ + 1, plan, results);
     if (!reason.empty()) throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
     // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
     const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
@@ -453,7 +503,9 @@ std::vector<ChoicePtr> enumerate(const GemmProblem& p, const runtime::DeviceInfo
                                                                          : runtime::device_info(p.device).sm_count;
     std::shared_ptr<Plan> plan;
     std::vector<cublasLtMatmulHeuristicResult_t> results;
-    if (auto r = make_plan(p, sm_count, sm_target(sm_count, options.sm_carveout), top_k, plan, results); !r.empty())
+    const uint32_t mask = cublaslt_reduction_mask(p.out.dtype, options.allow_reduced_precision_reduction);
+    if (auto r = make_plan(p, sm_count, sm_target(sm_count, options.sm_carveout), mask, top_k, plan, results);
+        !r.empty())
       return unavailable(std::move(r));
     std::shared_ptr<const Plan> shared = std::move(plan);
     std::vector<ChoicePtr> choices;

@@ -10,6 +10,12 @@
 // Each input is described as stored (column-major rows x cols with its ld) and transposed by cuBLAS exactly
 // when its major differs from out's (CUBLAS_OP_T), e.g. mm row/row -> row: A = b (N x K, OP_N),
 // B = a (K x M, OP_N), D = out (N x M).
+//
+// Accuracy floor. Split-K algorithms add their partial sums by a reduction scheme: NONE (no split), COMPUTE_TYPE
+// (in an fp32 workspace), INPLACE (in the output buffer, in the output type) or OUTPUT_TYPE (in a workspace, in the
+// output type). With a bf16/f16 output the last two add partial sums in 16 bits, so unless
+// Options::allow_reduced_precision_reduction the heuristic is asked with a reduction-scheme mask that excludes them
+// (cublaslt_reduction_mask), and every algorithm it returns is checked again against that mask.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +59,16 @@ struct CublasLtCall {
 
 // Only meaningful when cublaslt_reason_unsupported(problem) is empty.
 CublasLtCall cublaslt_call(const GemmProblem& problem);
+
+// The CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK (cublasLtReductionScheme_t bits) the heuristic is asked with for
+// output type `out`: every scheme (CUBLASLT_REDUCTION_SCHEME_MASK) for an f32 output, where each one adds in fp32,
+// or when `allow_reduced` (Options::allow_reduced_precision_reduction); else NONE | COMPUTE_TYPE, the schemes that
+// add partial sums in fp32. Needs no GPU.
+uint32_t cublaslt_reduction_mask(DType out, bool allow_reduced);
+
+// True when an algorithm configured with reduction scheme `scheme` (CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME) is
+// allowed by `mask`, i.e. uses no scheme bit outside it (NONE, 0, is always allowed). Needs no GPU.
+bool cublaslt_reduction_allowed(uint32_t scheme, uint32_t mask);
 
 // How many heuristic algorithms to offer: TMAGEMM_CUBLASLT_TOP_K (1..16) when set and not empty, else 4.
 // A malformed value throws Error(invalid_argument) naming the variable.

@@ -3,13 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "choices/epilogue_params.hpp"
-#include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/log.hpp"
 
 namespace tmagemm::choices {
 
@@ -22,6 +24,7 @@ struct FallbackParamsHost {
   long long a_rs, a_cs, a_bs;
   long long b_rs, b_cs, b_bs;
   int M, N, K;
+  int batch;
 };
 
 int out_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : d == DType::f32 ? 2 : -1; }
@@ -64,8 +67,8 @@ std::string fallback_can_implement(const GemmProblem& p, const FallbackConfig& c
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
   const int64_t limit = int64_t{1} << 31;
   if (p.m >= limit || p.n >= limit || p.k >= limit) return "an extent is 2^31 or more";
-  if (((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn) >= limit)
-    return fmt::format("2^31 or more tiles of {}x{}", c.bm, c.bn);
+  if (((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn) * p.batch >= limit)
+    return fmt::format("2^31 or more tiles of {}x{} (all matrices of the batch)", c.bm, c.bn);
   if (p.batch > 65535) return "batch above 65535 (grid z limit)";
   for (const auto* o : {&p.a, &p.b})
     if (reinterpret_cast<std::uintptr_t>(o->data) % 2 != 0) return "an input base address is not 2-byte aligned";
@@ -110,7 +113,14 @@ std::vector<jit::KernelSpec> fallback_all_specs() {
   return specs;
 }
 
-void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream) {
+FallbackGrid fallback_grid(const GemmProblem& p, const FallbackConfig& c, int sm_count, int sm_carveout) {
+  const int64_t tiles = ((p.n + c.bn - 1) / c.bn) * ((p.m + c.bm - 1) / c.bm);
+  if (sm_carveout <= 0) return {tiles, p.batch};
+  const int64_t sms = std::max(1, sm_count - sm_carveout);
+  return {std::min(tiles * p.batch, sms), 1};
+}
+
+void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream, int sm_carveout) {
   static jit::LoadedKernels<std::tuple<const FallbackConfig*, DType, DType, int, int, int>> loaded;
   const int am = fallback_a_mode(p.a), bm = fallback_b_mode(p.b);
   const std::size_t smem = c.smem_bytes(am, bm);
@@ -118,18 +128,24 @@ void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t
                                    [&] { return fallback_spec(p, c); });
   FallbackParamsHost fp{p.a.data,          p.b.data,         p.a.row_stride,         p.a.col_stride,
                         p.a.batch_stride,  p.b.row_stride,   p.b.col_stride,         p.b.batch_stride,
-                        static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)};
+                        static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
+                        static_cast<int>(p.batch)};
   EpilogueParamsHost ep = epilogue_params(p);
   void* params[] = {&fp, &ep};
   CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(((p.n + c.bn - 1) / c.bn) * ((p.m + c.bm - 1) / c.bm));  // grouped raster
+  const int sm_count = sm_carveout > 0 ? runtime::device_info(p.device).sm_count : 0;
+  const FallbackGrid grid = fallback_grid(p, c, sm_count, sm_carveout);
+  cfg.gridDimX = static_cast<unsigned>(grid.x);  // grouped raster
   cfg.gridDimY = 1;
-  cfg.gridDimZ = static_cast<unsigned>(p.batch);
+  cfg.gridDimZ = static_cast<unsigned>(grid.z);
   cfg.sharedMemBytes = static_cast<unsigned>(smem);
   cfg.blockDimX = static_cast<unsigned>(c.threads());
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = reinterpret_cast<CUstream>(stream);
-  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(fallback)");
+  if (runtime::log_enabled("launch"))
+    fmt::print(stderr, "tmagemm launch: {} grid {} x 1 x {} block {} smem {}\n", fallback_spec(p, c).name, cfg.gridDimX,
+               cfg.gridDimZ, cfg.blockDimX, smem);
+  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(fallback)");
 }
 
 namespace {
@@ -150,8 +166,8 @@ class FallbackChoice final : public Choice {
   void precompile(const GemmProblem& p, int device) const override {
     jit::compile(fallback_spec(p, config_), runtime::device_info(device).arch());
   }
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
-    fallback_launch(p, config_, stream);
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
+    fallback_launch(p, config_, stream, o.sm_carveout);
   }
 
  private:

@@ -4,6 +4,7 @@
 // competitor elsewhere (small or skinny shapes).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,16 @@ int fallback_b_mode(const Operand& b);
 jit::KernelSpec fallback_spec(const GemmProblem& problem, const FallbackConfig& config);
 std::vector<jit::KernelSpec> fallback_all_specs();
 
-void fallback_launch(const GemmProblem& problem, const FallbackConfig& config, cudaStream_t stream);
+// The launch grid (x, 1, z). Without a carveout one CTA per output tile: x = tiles (grouped raster), z = batch.
+// With sm_carveout > 0 at most max(1, sm_count - sm_carveout) CTAs in all (z = 1), each looping over the
+// (batch, tile) items of the problem (kernels/gemm_fallback.cuh).
+struct FallbackGrid {
+  int64_t x, z;
+};
+FallbackGrid fallback_grid(const GemmProblem& problem, const FallbackConfig& config, int sm_count, int sm_carveout);
+
+// Enqueues the kernel on `stream`; `sm_carveout` is Options::sm_carveout (SMs left free for other kernels).
+void fallback_launch(const GemmProblem& problem, const FallbackConfig& config, cudaStream_t stream,
+                     int sm_carveout);
 
 }  // namespace tmagemm::choices

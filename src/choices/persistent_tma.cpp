@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "runtime/cuda_check.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tmagemm/error.hpp"
@@ -267,7 +268,7 @@ void write_trace(const GemmProblem& p, const TmaConfig& c, const CUlaunchConfig&
   const auto stream = reinterpret_cast<cudaStream_t>(cfg.hStream);
   runtime::check_cuda(cudaMalloc(reinterpret_cast<void**>(trace), bytes), "cudaMalloc(trace)");
   runtime::check_cuda(cudaMemsetAsync(*trace, 0, bytes, stream), "cudaMemsetAsync(trace)");
-  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(persistent_tma)");
+  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(persistent_tma)");
   std::vector<unsigned long long> host(std::size_t{cfg.gridDimX} * kSlots);
   runtime::check_cuda(cudaMemcpyAsync(host.data(), *trace, bytes, cudaMemcpyDeviceToHost, stream), "trace copy");
   runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(trace)");
@@ -360,8 +361,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
                persistent_tma_spec(p, c).name,
                cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cm, max_clusters, cluster_tiles);
   if (trace_path().empty()) {
-    runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr),
-                      "cuLaunchKernelEx(persistent_tma)");
+    runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(persistent_tma)");
     return;
   }
   write_trace(p, c, cfg, fn, params, &trace);

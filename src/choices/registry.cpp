@@ -5,6 +5,7 @@
 #include "choices/fallback.hpp"
 #include "choices/persistent_tma.hpp"
 #include "choices/skinny.hpp"
+#include "jit/support_kernels.hpp"
 
 namespace tmagemm::choices {
 
@@ -18,6 +19,7 @@ std::vector<jit::KernelSpec> all_kernel_specs() {
   std::vector<jit::KernelSpec> specs = persistent_tma_all_specs();
   for (auto& s : fallback_all_specs()) specs.push_back(std::move(s));
   for (auto& s : skinny_all_specs()) specs.push_back(std::move(s));
+  for (auto& s : jit::support_kernel_specs()) specs.push_back(std::move(s));
   if (specs.empty()) specs.push_back(jit::probe_spec());
   return specs;
 }

@@ -12,10 +12,11 @@
 #include <tuple>
 
 #include "choices/epilogue_params.hpp"
-#include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tensor_map.hpp"
+#include "tmagemm/error.hpp"
 
 namespace tmagemm::choices {
 
@@ -110,19 +111,42 @@ std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, in
   return {};
 }
 
-int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_count) {
+int64_t skinny_grid_ctas(const GemmProblem& p, const SkinnyConfig& c, int splits) {
+  return ((p.n + c.bn - 1) / c.bn) * splits * p.batch;
+}
+
+namespace {
+
+// The SMs a grid may use: all of them, or those Options::sm_carveout leaves (at least one).
+int64_t sms_left(int sm_count, int sm_carveout) {
+  return sm_carveout > 0 ? std::max(1, sm_count - sm_carveout) : sm_count;
+}
+
+}  // namespace
+
+std::string skinny_carveout_reason(const GemmProblem& p, const SkinnyConfig& c, int splits, int sm_count,
+                                   int sm_carveout) {
+  if (sm_carveout <= 0) return {};
+  const int64_t ctas = skinny_grid_ctas(p, c, splits), left = sms_left(sm_count, sm_carveout);
+  if (ctas <= left) return {};
+  return fmt::format("grid of {} CTAs exceeds the {} SMs left by sm_carveout = {}", ctas, left, sm_carveout);
+}
+
+int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_count, int sm_carveout) {
   const int64_t tiles = ((p.n + c.bn - 1) / c.bn) * p.batch;
   const int64_t blocks = (p.k + c.bk - 1) / c.bk;
+  const int64_t sms = sms_left(sm_count, sm_carveout);
   int best = 1;
   for (int s : skinny_splits()) {
     if (s > 1 && blocks < 2 * s) break;
+    if (s > 1 && sm_carveout > 0 && tiles * s > sms) break;  // the grid would not fit in the SMs left
     best = s;
-    if (5 * tiles * s >= 4 * static_cast<int64_t>(sm_count)) break;
+    if (5 * tiles * s >= 4 * sms) break;
   }
   return best;
 }
 
-std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
+std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count, int sm_carveout) {
   if (p.m > 64) return {};
   const auto find = [](int bn, int bk, int stages) -> const SkinnyConfig* {
     for (const auto& c : skinny_configs())
@@ -131,12 +155,17 @@ std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count) {
   };
   const SkinnyConfig *wide = find(256, 64, 5), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
   if (!wide || !mid || !narrow) return {};  // the table no longer holds the calibrated configs
-  const auto name = [](const SkinnyConfig& c, int splits) { return skinny_choice_name(c, splits); };
+  const int64_t sms = sms_left(sm_count, sm_carveout);
+  // The name, unless the carveout leaves too few SMs for its grid (the choice would refuse).
+  const auto name = [&](const SkinnyConfig& c, int splits) {
+    return skinny_carveout_reason(p, c, splits, sm_count, sm_carveout).empty() ? skinny_choice_name(c, splits)
+                                                                               : std::string();
+  };
   // The widest one-CTA-an-SM tile whose N tiles alone cover 4/5 of the SMs.
   for (const SkinnyConfig* c : {wide, mid})
-    if (5 * ((p.n + c->bn - 1) / c->bn) * p.batch >= 4 * static_cast<int64_t>(sm_count))
+    if (5 * ((p.n + c->bn - 1) / c->bn) * p.batch >= 4 * sms)
       return p.m > 32 ? std::string() : name(*c, 1);  // above 32 rows persistent TMA measured ahead there
-  return name(*narrow, skinny_heuristic_splits(p, *narrow, sm_count));
+  return name(*narrow, skinny_heuristic_splits(p, *narrow, sm_count, sm_carveout));
 }
 
 namespace {
@@ -182,7 +211,11 @@ std::vector<jit::KernelSpec> skinny_all_specs() {
   return specs;
 }
 
-void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast, cudaStream_t stream) {
+void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast, cudaStream_t stream,
+                   int sm_carveout) {
+  if (sm_carveout > 0)
+    if (auto r = skinny_carveout_reason(p, c, splits, runtime::device_info(p.device).sm_count, sm_carveout); !r.empty())
+      throw Error(ErrorCode::unsupported, fmt::format("{}: {}", skinny_choice_name(c, splits, cast), r));
   static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
@@ -229,21 +262,27 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   if (runtime::log_enabled("launch"))
     std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",
                  skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, csize);
-  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "cuLaunchKernelEx(skinny)");
+  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(skinny)");
 }
 
 namespace {
 
 class SkinnyChoice final : public Choice {
  public:
-  SkinnyChoice(const SkinnyConfig& c, int splits, int cast)
-      : config_(c), splits_(splits), cast_(cast), name_(skinny_choice_name(c, splits, cast)) {}
+  // `sm_carveout`: Options::sm_carveout of the enumeration that made the choice (its grid must fit the SMs left).
+  SkinnyChoice(const SkinnyConfig& c, int splits, int cast, int sm_carveout)
+      : config_(c),
+        splits_(splits),
+        cast_(cast),
+        sm_carveout_(sm_carveout),
+        name_(skinny_choice_name(c, splits, cast)) {}
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "skinny"; }
   std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
     if (d.cc_major < 9)
       return fmt::format("needs sm_90 or newer (thread block clusters); {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
     if (auto r = skinny_can_implement(p, config_, splits_, cast_); !r.empty()) return r;
+    if (auto r = skinny_carveout_reason(p, config_, splits_, d.sm_count, sm_carveout_); !r.empty()) return r;
     const std::size_t smem = config_.smem_bytes(skinny_padded_m(p.m), p.a.major() == Major::row);
     if (smem > d.smem_per_block_optin)
       return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
@@ -277,8 +316,8 @@ class SkinnyChoice final : public Choice {
       throw;
     }
   }
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
-    skinny_launch(p, config_, splits_, cast_, stream);
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
+    skinny_launch(p, config_, splits_, cast_, stream, o.sm_carveout);
   }
   const SkinnyConfig& config() const { return config_; }
   int splits() const { return splits_; }
@@ -287,6 +326,7 @@ class SkinnyChoice final : public Choice {
  private:
   const SkinnyConfig& config_;
   int splits_, cast_;
+  int sm_carveout_;
   std::string name_;
 };
 
@@ -301,16 +341,20 @@ const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits, int* cas
 
 Backend skinny_backend() {
   return Backend{"skinny", [](const Options& o) { return o.skinny; },
-                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
-                   static const std::vector<ChoicePtr> all = [] {
-                     std::vector<ChoicePtr> v;
+                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options& o) {
+                   // can_implement has no Options, so each choice carries the carveout it was enumerated under:
+                   // one set of choices per carveout value, made once.
+                   static std::mutex mutex;
+                   static std::map<int, std::vector<ChoicePtr>> by_carveout;
+                   const int carveout = std::max(0, o.sm_carveout);
+                   std::lock_guard<std::mutex> lock(mutex);
+                   std::vector<ChoicePtr>& v = by_carveout[carveout];
+                   if (v.empty())
                      for (const auto& c : skinny_configs())
                        for (int s : skinny_splits())
                          for (int k : skinny_casts())
-                           if (s * k <= 8) v.push_back(std::make_shared<SkinnyChoice>(c, s, k));
-                     return v;
-                   }();
-                   return all;
+                           if (s * k <= 8) v.push_back(std::make_shared<SkinnyChoice>(c, s, k, carveout));
+                   return v;
                  }};
 }
 

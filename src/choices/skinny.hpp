@@ -5,6 +5,7 @@
 // adjacent N tiles may share each A block by TMA multicast (the cluster is then splits x cast CTAs).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,22 +41,37 @@ std::string skinny_can_implement(const GemmProblem& problem, const SkinnyConfig&
 // K elements per CTA of a cluster: the K blocks shared out evenly, in whole blocks.
 int64_t skinny_k_split(int64_t k, const SkinnyConfig& config, int splits);
 
+// CTAs in a choice's grid: N tiles x splits x batch (the multicast group changes the clusters, not the count).
+int64_t skinny_grid_ctas(const GemmProblem& problem, const SkinnyConfig& config, int splits);
+
+// Empty when the choice's grid fits in the SMs that Options::sm_carveout leaves (max(1, sm_count - sm_carveout);
+// always with no carveout); else the reason, e.g. "grid of 224 CTAs exceeds the 120 SMs left by sm_carveout = 12".
+// The skinny grid is not persistent (each CTA owns one K share of one N tile), so such a choice refuses rather than
+// run more CTAs than the SMs it may use.
+std::string skinny_carveout_reason(const GemmProblem& problem, const SkinnyConfig& config, int splits, int sm_count,
+                                   int sm_carveout);
+
 // The split count the heuristic uses: the smallest whose CTAs (N tiles x batch x splits) cover 4/5 of the SMs,
-// capped by the largest offered split and by the K blocks (two a CTA).
-int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count);
+// capped by the largest offered split and by the K blocks (two a CTA). With sm_carveout > 0 the SMs are those the
+// carveout leaves, and no split above 1 makes the grid larger than them.
+int skinny_heuristic_splits(const GemmProblem& problem, const SkinnyConfig& config, int sm_count, int sm_carveout = 0);
 
 // The name of the skinny choice the heuristic mode takes (whether or not it applies), or empty to leave the problem
 // to the other backends. Up to 64 rows: the widest of the 256x64x5 and 128x128x4 tiles whose N tiles alone cover
 // 4/5 of the SMs, unsplit (empty above 32 rows: persistent TMA measured ahead there); else 64x64x12 with
 // skinny_heuristic_splits. Calibrated on the decode suite (docs/perf-notes.md, skinny v2: each pick was the
 // fastest skinny choice or within ~3 % of it; heuristic decode geomean 1.033 of cuBLASLt, 64x4096x4096 the worst
-// at 0.909).
-std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count);
+// at 0.909). With sm_carveout > 0 the rule counts the SMs the carveout leaves, and a pick whose grid would exceed
+// them (skinny_carveout_reason) is empty instead.
+std::string skinny_heuristic_choice(const GemmProblem& problem, int sm_count, int sm_carveout = 0);
 
 jit::KernelSpec skinny_spec(const GemmProblem& problem, const SkinnyConfig& config);
 std::vector<jit::KernelSpec> skinny_all_specs();
 
-void skinny_launch(const GemmProblem& problem, const SkinnyConfig& config, int splits, int cast, cudaStream_t stream);
+// Enqueues the kernel on `stream`. Throws Error(unsupported) with skinny_carveout_reason, launching nothing, when
+// the grid exceeds the SMs that `sm_carveout` (Options::sm_carveout) leaves.
+void skinny_launch(const GemmProblem& problem, const SkinnyConfig& config, int splits, int cast, cudaStream_t stream,
+                   int sm_carveout);
 
 // The config, split count and multicast group of a skinny choice; null / 0 for other backends' choices.
 const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits = nullptr, int* cast = nullptr);

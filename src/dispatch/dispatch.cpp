@@ -4,10 +4,14 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
+#include "jit/jit.hpp"
+#include "jit/support_kernels.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/fault.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/error.hpp"
 #include "tune/tuner.hpp"
@@ -16,39 +20,96 @@ namespace tmagemm::dispatch {
 
 namespace {
 
-// out = 0 for K = 0 (torch semantics), for row- or column-major outputs.
+// Makes the problem's device current for the call and gives the caller back its own current device afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    runtime::check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) {
+      runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+      restore_ = true;
+    }
+  }
+  ~DeviceGuard() {
+    if (restore_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool restore_ = false;
+};
+
+// out = 0 for K = 0 (torch semantics): cudaMemset2D for row- or column-major outputs, else a strided kernel.
 void write_zeros(const GemmProblem& p, cudaStream_t stream) {
   const std::size_t elem = itemsize(p.out.dtype);
   const Operand& o = p.out;
+  if (o.col_stride != 1 && o.row_stride != 1) {
+    static jit::LoadedKernels<std::pair<std::size_t, int>> kernels;
+    CUfunction fn = kernels.get({elem, p.device}, p.device, 0, [&] { return jit::zero_strided_spec(elem); });
+    void* base = const_cast<void*>(o.data);
+    long long batch = p.batch, rows = o.rows, cols = o.cols, bs = o.batch_stride, rs = o.row_stride,
+              cs = o.col_stride;
+    void* params[] = {&base, &batch, &rows, &cols, &bs, &rs, &cs};
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>((batch * rows * cols + 255) / 256, 1, 4096));
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 256;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = reinterpret_cast<CUstream>(stream);
+    runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch(zero_strided)");
+    return;
+  }
   for (int64_t b = 0; b < p.batch; ++b) {
     char* base = static_cast<char*>(const_cast<void*>(o.data)) + b * o.batch_stride * static_cast<int64_t>(elem);
-    if (o.col_stride == 1) {
+    if (o.col_stride == 1)
       runtime::check_cuda(cudaMemset2DAsync(base, o.row_stride * elem, 0, o.cols * elem, o.rows, stream),
                           "cudaMemset2DAsync(out)");
-    } else if (o.row_stride == 1) {
+    else
       runtime::check_cuda(cudaMemset2DAsync(base, o.col_stride * elem, 0, o.rows * elem, o.cols, stream),
                           "cudaMemset2DAsync(out)");
-    } else {
-      throw Error(ErrorCode::unsupported, "K = 0 with an output that has no unit stride is not supported yet");
-    }
   }
 }
 
-// Library workspace (cuBLASLt) per (device, stream): launches on one stream are ordered, so they may share it.
-void* workspace_for(int device, cudaStream_t stream, std::size_t bytes) {
-  if (bytes == 0) return nullptr;
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, std::pair<void*, std::size_t>> buffers;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& entry = buffers[{device, stream}];
-  if (entry.second < bytes) {
-    if (entry.first) runtime::check_cuda(cudaFree(entry.first), "cudaFree(workspace)");
-    entry = {nullptr, 0};
-    runtime::check_cuda(cudaMalloc(&entry.first, bytes), "cudaMalloc(workspace)");
-    entry.second = bytes;
+// Library workspace (cuBLASLt) for one launch. Outside a capture: one buffer per (device, stream), kept and grown
+// (launches on one stream are ordered, so they may share it). Inside a capture: stream-ordered memory from the
+// device's default pool, allocated and freed around the launch on the capturing stream, so the graph holds its own
+// allocation nodes and nothing is allocated outside the capture's order.
+// NOTE: cudaMalloc/cudaFree are not allowed while a stream is captured (they would invalidate the capture).
+class Workspace {
+ public:
+  Workspace(int device, cudaStream_t stream, std::size_t bytes) : stream_(stream) {
+    if (bytes == 0) return;
+    if (runtime::stream_capturing(stream)) {
+      runtime::check_cuda(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync(workspace, in a graph capture)");
+      owned_ = true;
+      return;
+    }
+    static std::mutex mutex;
+    static std::map<std::pair<int, cudaStream_t>, std::pair<void*, std::size_t>> buffers;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& entry = buffers[{device, stream}];
+    if (entry.second < bytes) {
+      if (entry.first) runtime::check_cuda(cudaFree(entry.first), "cudaFree(workspace)");
+      entry = {nullptr, 0};
+      runtime::check_cuda(cudaMalloc(&entry.first, bytes), "cudaMalloc(workspace)");
+      entry.second = bytes;
+    }
+    ptr_ = entry.first;
   }
-  return entry.first;
-}
+  ~Workspace() {
+    if (owned_) cudaFreeAsync(ptr_, stream_);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  cudaStream_t stream_;
+  void* ptr_ = nullptr;
+  bool owned_ = false;
+};
 
 }  // namespace
 
@@ -56,13 +117,26 @@ void run(const GemmProblem& p, const Options& o) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   if (p.op != Op::mm && p.op != Op::bmm)
     throw Error(ErrorCode::unsupported, fmt::format("{} is not implemented yet", to_string(p.op)));
+  DeviceGuard device(p.device);
   if (p.k == 0) {
     write_zeros(p, o.stream);
     return;
   }
-  runtime::check_cuda(cudaSetDevice(p.device), "cudaSetDevice");
-  const choices::ChoicePtr choice = tune::choose(p, o);
-  choice->launch(p, o.stream, o, workspace_for(p.device, o.stream, choice->workspace_bytes(p)));
+  // A choice that fails to compile or launch is reported and skipped, and the next one runs; choose() throws
+  // Error(no_valid_choice) with every reason when none is left. Nothing is written to out by a failed launch.
+  for (;;) {
+    const choices::ChoicePtr choice = tune::choose(p, o);
+    try {
+      Workspace workspace(p.device, o.stream, choice->workspace_bytes(p));
+      runtime::inject_launch_fault(choice->name());
+      choice->launch(p, o.stream, o, workspace.get());
+      return;
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::invalid_argument) throw;
+      cudaGetLastError();  // a launch error that is not sticky; a sticky one fails every later choice too
+      tune::report_failure(p, o, *choice, e.what());
+    }
+  }
 }
 
 Explanation explain(const GemmProblem& p, const Options& o) {
@@ -75,7 +149,7 @@ Explanation explain(const GemmProblem& p, const Options& o) {
   if (known.winner && o.tuning != Tuning::heuristic)
     for (const auto& c : cands)
       if (c.reason.empty() && c.choice->name() == *known.winner) selected = c.choice;
-  if (!selected) selected = tune::heuristic_choice(p, cands, runtime::device_info(p.device));
+  if (!selected) selected = tune::heuristic_choice(p, cands, runtime::device_info(p.device), o.sm_carveout);
   for (const auto& c : cands) {
     ChoiceReport r;
     r.name = c.choice->name();

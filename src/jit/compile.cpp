@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jit/jit.hpp"
+#include "runtime/fault.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm::jit {
@@ -201,6 +202,7 @@ std::string cache_file(const std::string& key) {
 
 Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_resources) {
   namespace fs = std::filesystem;
+  runtime::inject_compile_fault(spec.name);  // tests only (TMAGEMM_FAULT_INJECT); before the cache, as a failed compile
   const std::vector<std::string> options = nvrtc_options(spec, arch, verbose_resources);
   const std::string key = key_for(spec, arch, verbose_resources, options);
 

@@ -39,8 +39,9 @@ class DeviceScope {
  public:
   explicit DeviceScope(int device) {
     runtime::check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    // NOTE: since CUDA 12.0 cudaSetDevice initialises the device's primary context. (The cudaFree(0) idiom would
+    // invalidate a stream capture in progress: a kernel first loaded during a capture comes through here.)
     runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
-    runtime::check_cuda(cudaFree(nullptr), "cudaFree(0) (primary context initialisation)");
   }
   ~DeviceScope() {
     if (previous_ >= 0) (void)cudaSetDevice(previous_);

@@ -1,11 +1,13 @@
 // problem.hpp — GemmProblem: the validated, canonical description of one GEMM call. Every backend
 // reads this (never the user's TensorViews). Built only by the make_*_problem functions, which
-// throw tmagemm::Error(invalid_argument | unsupported) naming the argument and the rule.
+// throw tmagemm::Error(invalid_argument | unsupported) naming the argument and the rule; validate_options
+// checks the per-call Options the same way.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "tmagemm/options.hpp"
 #include "tmagemm/types.hpp"
 
 namespace tmagemm {
@@ -83,6 +85,12 @@ using PointerQuery = std::function<PointerInfo(const void*)>;
 // the driver entry point, else cudaPointerGetAttributes).
 void set_pointer_query(PointerQuery query);
 PointerInfo query_pointer(const void* p);
+
+// Checks the Options fields that code can set to invalid values (the environment's are checked when Options reads
+// them): choice_regex must compile as an ECMAScript regular expression and sm_carveout must be >= 0. Throws
+// Error(invalid_argument) naming the field and the rule. Every public op calls it before any GPU work; the last
+// valid regex is remembered, so a call with the same pattern does not compile it again.
+void validate_options(const Options& options);
 
 // Builders: validate the views and build the canonical problem, or throw Error.
 GemmProblem make_mm_problem(const TensorView& a, const TensorView& b, const TensorView& out);

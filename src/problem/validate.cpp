@@ -1,7 +1,8 @@
 // validate.cpp — builds the canonical GemmProblem from the user's TensorViews. Every check of user input
 // lives here and runs before any GPU work, in this order: rank, negative sizes/strides, shapes, dtypes (and
 // scaled_mm's layout and scaling rules), null data, pointer location and device, byte extent overflow,
-// output overlap. Also: Op/Major names, Operand helpers, GemmProblem::describe and the pointer-query hook.
+// output overlap. Also: the per-call Options check (validate_options), Op/Major names, Operand helpers,
+// GemmProblem::describe and the pointer-query hook.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -339,8 +341,11 @@ GemmProblem build(const Inputs& in) {
 
   // 5. dtypes (and scaled_mm's layout and scaling rules)
   if (in.op == Op::scaled_mm) {
-    const bool ab_ok = is_fp8(a.dtype) && is_fp8(b.dtype) && !(a.dtype == DType::e5m2 && b.dtype == DType::e5m2);
-    if (!ab_ok || !is_out_dtype(out.dtype))
+    // A rule of the op, not a gap in tmagemm: torch._scaled_mm refuses e5m2 x e5m2 for every backend.
+    if (a.dtype == DType::e5m2 && b.dtype == DType::e5m2)
+      invalid("scaled_mm: a and b cannot both be e5m2 (torch._scaled_mm's rule: multiplying two e5m2 matrices is "
+              "not allowed; make a or b e4m3)");
+    if (!is_fp8(a.dtype) || !is_fp8(b.dtype) || !is_out_dtype(out.dtype))
       unsupported(fmt::format("scaled_mm: dtypes a {} x b {} -> out {} are not supported (a and b must be e4m3 or "
                               "e5m2, not both e5m2; out bf16, f16 or f32)",
                               to_string(a.dtype), to_string(b.dtype), to_string(out.dtype)));
@@ -445,6 +450,26 @@ GemmProblem build(const Inputs& in) {
   return p;
 }
 
+// The last pattern that compiled: a call with the same choice_regex (the usual case) is not compiled again.
+std::mutex g_regex_mutex;
+std::string g_last_valid_regex;
+
+void check_choice_regex(const std::string& pattern) {
+  if (pattern.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(g_regex_mutex);
+    if (pattern == g_last_valid_regex) return;
+  }
+  try {
+    std::regex compiled(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    invalid(fmt::format("Options::choice_regex = '{}' is not a valid ECMAScript regular expression ({})", pattern,
+                        e.what()));
+  }
+  std::lock_guard<std::mutex> lock(g_regex_mutex);
+  g_last_valid_regex = pattern;
+}
+
 std::string describe_operand(const Operand& o, bool batched, int64_t batch) {
   std::string s;
   if (batched) s += fmt::format("{}x", batch);
@@ -493,6 +518,14 @@ std::string GemmProblem::describe() const {
     if (fast_accum) s += " fast_accum";
   }
   return s;
+}
+
+void validate_options(const Options& options) {
+  if (options.sm_carveout < 0)
+    invalid(fmt::format("Options::sm_carveout = {} is not valid: it counts the SMs left free for other work and "
+                        "must be >= 0",
+                        options.sm_carveout));
+  check_choice_regex(options.choice_regex);
 }
 
 GemmProblem make_mm_problem(const TensorView& a, const TensorView& b, const TensorView& out) {

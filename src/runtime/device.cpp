@@ -131,4 +131,14 @@ bool driver_pointer_location(const void* p, bool& is_device, int& device) noexce
   return true;
 }
 
+bool stream_capturing(cudaStream_t stream) noexcept {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(stream, &status);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return e == cudaErrorStreamCaptureImplicit;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace tmagemm::runtime

@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <string>
@@ -24,6 +25,9 @@ struct DeviceInfo {
 int device_count() noexcept;
 // The calling thread's current device (throws Error(cuda_error) when there is none).
 int current_device();
+// True when `stream` is being captured into a CUDA graph, or a query on it reports that it would join another
+// stream's capture (the legacy stream during a capture): then nothing may allocate, free or synchronise.
+bool stream_capturing(cudaStream_t stream) noexcept;
 // Properties of a device, read once per process and cached (thread-safe).
 const DeviceInfo& device_info(int device);
 

@@ -8,39 +8,21 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <thread>
 
 #include "jit/jit.hpp"
+#include "jit/support_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
+#include "runtime/fault.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm::tune {
 
 namespace {
-
-const char* out_kernel_code(DType d) { return d == DType::bf16 ? "0" : d == DType::f16 ? "1" : "4"; }
-
-// The quick check's kernels (kernels/reference.cuh): reference values at sampled positions, and a gather of the
-// same positions from an output.
-jit::KernelSpec reference_samples_spec(DType in_dtype) {
-  const int in = in_dtype == DType::bf16 ? 0 : 1;
-  jit::KernelSpec spec;
-  spec.name = fmt::format("reference_samples_{}", in);
-  spec.header = "reference.cuh";
-  spec.kernel = fmt::format("tmagemm::kernels::reference_samples<{}>", in);
-  return spec;
-}
-
-jit::KernelSpec gather_samples_spec(DType out_dtype) {
-  jit::KernelSpec spec;
-  spec.name = fmt::format("gather_samples_{}", out_kernel_code(out_dtype));
-  spec.header = "reference.cuh";
-  spec.kernel = fmt::format("tmagemm::kernels::gather_samples<{}>", out_kernel_code(out_dtype));
-  return spec;
-}
 
 struct DeviceMem {
   void* ptr = nullptr;
@@ -54,9 +36,9 @@ struct DeviceMem {
   DeviceMem& operator=(const DeviceMem&) = delete;
 };
 
-void launch_simple(CUfunction fn, void** params, int n, cudaStream_t stream) {
+void launch_simple(CUfunction fn, void** params, int64_t n, cudaStream_t stream, int64_t max_blocks = INT32_MAX) {
   CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>((n + 127) / 128);
+  cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>((n + 127) / 128, 1, max_blocks));
   cfg.gridDimY = cfg.gridDimZ = 1;
   cfg.blockDimX = 128;
   cfg.blockDimY = cfg.blockDimZ = 1;
@@ -64,18 +46,63 @@ void launch_simple(CUfunction fn, void** params, int n, cudaStream_t stream) {
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch(tuning check)");
 }
 
-// Positions sampled for the quick check, and the reference values there (fp32 accumulation).
+// Byte extent of an operand (from its strides), for the scratch copies.
+std::size_t extent_bytes(const Operand& o, int64_t batch) {
+  const int64_t last = (batch - 1) * o.batch_stride + (o.rows - 1) * o.row_stride + (o.cols - 1) * o.col_stride;
+  return static_cast<std::size_t>(last + 1) * itemsize(o.dtype);
+}
+
+// A scratch copy of an operand's memory layout: the same strides and the same offset from a 256-byte boundary as
+// the user's pointer (so alignment classes, TMA compatibility and the choices' speed are the same), filled with
+// finite random values. The tuner never reads the user's inputs: their values (Inf, NaN, zeros) must not decide
+// which choice wins or whether one is "wrong".
+struct ScratchInput {
+  std::unique_ptr<DeviceMem> mem;
+  Operand operand;
+};
+ScratchInput scratch_input(const Operand& o, int64_t batch, int device, uint64_t seed, cudaStream_t stream) {
+  ScratchInput s;
+  const std::size_t offset = reinterpret_cast<std::uintptr_t>(o.data) % 256;
+  const std::size_t bytes = extent_bytes(o, batch) + 256;
+  s.mem = std::make_unique<DeviceMem>(bytes);
+  s.operand = o;
+  s.operand.data = static_cast<char*>(s.mem->ptr) + offset;
+  CUfunction fn = jit::load(jit::fill_random_spec(o.dtype), device, 0);
+  void* base = s.mem->ptr;
+  long long count = static_cast<long long>(bytes / itemsize(o.dtype));
+  unsigned long long seed_arg = seed;
+  void* params[] = {&base, &count, &seed_arg};
+  launch_simple(fn, params, count, stream, 4096);
+  return s;
+}
+
+// Positions sampled for the accuracy check, the fp64 reference there, and the floor: what an fp32-accumulated GEMM
+// rounded once to the output type gets (its relative error against the reference is floor_error).
 struct Samples {
   int n = 0;
   std::unique_ptr<DeviceMem> idx;  // batches | rows | cols, n ints each
   std::unique_ptr<DeviceMem> values;
-  std::vector<float> reference;
+  std::vector<double> exact;
+  double floor_error = 0;
 };
+
+// Relative Frobenius error of `got` against the sampled reference (a non-finite value anywhere: infinity).
+template <class T>
+double relative_error(const std::vector<T>& got, const std::vector<double>& exact) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    if (!std::isfinite(static_cast<double>(got[i]))) return INFINITY;
+    const double d = static_cast<double>(got[i]) - exact[i];
+    num += d * d;
+    den += exact[i] * exact[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
 
 Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   Samples s;
   const int64_t total = p.m * p.n * p.batch;
-  s.n = static_cast<int>(std::min<int64_t>(256, total));
+  s.n = static_cast<int>(std::min<int64_t>(kCheckSamples, total));
   std::vector<int> host(3 * static_cast<std::size_t>(s.n));
   std::mt19937_64 rng(0x7a6d);
   for (int i = 0; i < s.n; ++i) {
@@ -88,11 +115,11 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
     host[2 * s.n + i] = static_cast<int>(c);
   }
   s.idx = std::make_unique<DeviceMem>(host.size() * sizeof(int));
-  s.values = std::make_unique<DeviceMem>(static_cast<std::size_t>(s.n) * sizeof(float));
+  s.values = std::make_unique<DeviceMem>(static_cast<std::size_t>(s.n) * (sizeof(double) + sizeof(float)));
   runtime::check_cuda(cudaMemcpyAsync(s.idx->ptr, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice,
                                       stream),
                       "cudaMemcpyAsync(samples)");
-  CUfunction fn = jit::load(reference_samples_spec(p.a.dtype), p.device, 0);
+  CUfunction fn = jit::load(jit::reference_samples_spec(p.a.dtype, p.out.dtype), p.device, 0);
   const void* a = p.a.data;
   const void* b = p.b.data;
   int k = static_cast<int>(p.k), n = s.n;
@@ -101,49 +128,48 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   const int* bat = static_cast<const int*>(s.idx->ptr);
   const int* rows = bat + s.n;
   const int* cols = rows + s.n;
-  float* out = static_cast<float*>(s.values->ptr);
-  void* params[] = {&a, &b, &k, &ars, &acs, &abs_, &brs, &bcs, &bbs, &bat, &rows, &cols, &n, &out};
+  double* exact = static_cast<double*>(s.values->ptr);
+  float* floor = reinterpret_cast<float*>(exact + s.n);
+  void* params[] = {&a, &b, &k, &ars, &acs, &abs_, &brs, &bcs, &bbs, &bat, &rows, &cols, &n, &exact, &floor};
   launch_simple(fn, params, s.n, stream);
-  s.reference.resize(static_cast<std::size_t>(s.n));
-  runtime::check_cuda(cudaMemcpyAsync(s.reference.data(), out, s.reference.size() * sizeof(float),
-                                      cudaMemcpyDeviceToHost, stream),
+  s.exact.resize(static_cast<std::size_t>(s.n));
+  std::vector<float> floor_values(static_cast<std::size_t>(s.n));
+  runtime::check_cuda(cudaMemcpyAsync(s.exact.data(), exact, s.exact.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                                      stream),
                       "cudaMemcpyAsync(reference samples)");
+  runtime::check_cuda(cudaMemcpyAsync(floor_values.data(), floor, floor_values.size() * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream),
+                      "cudaMemcpyAsync(floor samples)");
   runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(reference samples)");
+  s.floor_error = relative_error(floor_values, s.exact);
   return s;
 }
 
-// Relative error of the output at the sampled positions (NaN/inf anywhere -> infinity).
+// Relative error of the output at the sampled positions against the fp64 reference.
 double sampled_error(const GemmProblem& p, const Samples& s, cudaStream_t stream) {
-  CUfunction fn = jit::load(gather_samples_spec(p.out.dtype), p.device, 0);
+  CUfunction fn = jit::load(jit::gather_samples_spec(p.out.dtype), p.device, 0);
   const void* base = p.out.data;
   long long rs = p.out.row_stride, cs = p.out.col_stride, bs = p.out.batch_stride;
   const int* bat = static_cast<const int*>(s.idx->ptr);
   const int* rows = bat + s.n;
   const int* cols = rows + s.n;
   int n = s.n;
-  float* out = static_cast<float*>(s.values->ptr);
+  float* out = reinterpret_cast<float*>(static_cast<double*>(s.values->ptr) + s.n);
   void* params[] = {&base, &rs, &cs, &bs, &bat, &rows, &cols, &n, &out};
   launch_simple(fn, params, s.n, stream);
   std::vector<float> got(static_cast<std::size_t>(s.n));
   runtime::check_cuda(cudaMemcpyAsync(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
                       "cudaMemcpyAsync(gathered samples)");
   runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(gathered samples)");
-  double num = 0, den = 0;
-  for (int i = 0; i < s.n; ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    const double d = double(got[i]) - s.reference[i];
-    num += d * d;
-    den += double(s.reference[i]) * s.reference[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return relative_error(got, s.exact);
 }
 
-// Byte extent of an operand (from its strides), for the scratch output.
-std::size_t extent_bytes(const Operand& o, int64_t batch) {
-  const int64_t last = (batch - 1) * o.batch_stride + (o.rows - 1) * o.row_stride + (o.cols - 1) * o.col_stride;
-  return static_cast<std::size_t>(last + 1) * itemsize(o.dtype);
+// Enqueues a choice (the one place the tuner launches one; the test-only launch fault is injected here).
+void launch_choice(const choices::Choice& c, const GemmProblem& p, cudaStream_t stream, const Options& o,
+                   void* workspace) {
+  runtime::inject_launch_fault(c.name());
+  c.launch(p, stream, o, workspace);
 }
-
 
 }  // namespace
 
@@ -157,7 +183,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   std::vector<std::string> failure(cands.size());
   {
     const std::string arch = runtime::device_info(p.device).arch();
-    const std::size_t jobs = cands.size() + 2;
+    const std::size_t jobs = cands.size() + 4;
     std::atomic<std::size_t> next{0};
     const unsigned threads =
         std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(jobs)));
@@ -167,9 +193,13 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
         for (std::size_t i = next++; i < jobs; i = next++) {
           try {
             if (i == cands.size())
-              jit::compile(reference_samples_spec(p.a.dtype), arch);
+              jit::compile(jit::fill_random_spec(p.a.dtype), arch);
             else if (i == cands.size() + 1)
-              jit::compile(gather_samples_spec(p.out.dtype), arch);
+              jit::compile(jit::fill_random_spec(p.b.dtype), arch);
+            else if (i == cands.size() + 2)
+              jit::compile(jit::reference_samples_spec(p.a.dtype, p.out.dtype), arch);
+            else if (i == cands.size() + 3)
+              jit::compile(jit::gather_samples_spec(p.out.dtype), arch);
             else
               cands[i]->precompile(p, p.device);
           } catch (const std::exception& e) {
@@ -182,12 +212,17 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   const auto t1 = clock::now();
   result.precompile_s = std::chrono::duration<double>(t1 - t0).count();
 
-  // 2. Scratch output with the user's strides and the same alignment (never the user's memory).
+  // 2. Scratch inputs and output with the user's strides and the same alignment (never the user's memory: the
+  //    inputs' values must not decide anything, and the output is not written before the winner runs).
   cudaStream_t stream = o.stream;
+  const ScratchInput scratch_a = scratch_input(p.a, p.batch, p.device, 0x61, stream);
+  const ScratchInput scratch_b = scratch_input(p.b, p.batch, p.device, 0x62, stream);
   const std::size_t bytes = extent_bytes(p.out, p.batch);
   const auto user_off = reinterpret_cast<std::uintptr_t>(p.out.data) % 256;
   DeviceMem scratch(bytes + 256);
   GemmProblem sp = p;
+  sp.a = scratch_a.operand;
+  sp.b = scratch_b.operand;
   sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
   std::size_t ws_bytes = 0;
   for (const auto& c : cands) ws_bytes = std::max(ws_bytes, c->workspace_bytes(p));
@@ -206,7 +241,9 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     runtime::check_cuda(cudaMemsetAsync(flush, static_cast<int>(flush_value), flush_bytes, stream),
                         "cudaMemsetAsync(L2 flush)");
   };
-  const Samples samples = make_samples(p, stream);
+  const Samples samples = make_samples(sp, stream);
+  result.floor_error = samples.floor_error;
+  result.error_bound = accuracy_bound(p, samples.floor_error, o.allow_reduced_precision_reduction, samples.n);
   struct Event {  // destroyed on every path out, errors included
     cudaEvent_t e = nullptr;
     Event() { runtime::check_cuda(cudaEventCreate(&e), "cudaEventCreate"); }
@@ -220,7 +257,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   auto time_once = [&](const choices::ChoicePtr& c) {
     flush_l2();
     runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-    c->launch(sp, stream, o, workspace.ptr);
+    launch_choice(*c, sp, stream, o, workspace.ptr);
     runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
     runtime::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float ms = 0;
@@ -247,12 +284,15 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     }
     try {
       runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
-      c->launch(sp, stream, o, workspace.ptr);
+      launch_choice(*c, sp, stream, o, workspace.ptr);
       runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
       const double err = sampled_error(sp, samples, stream);
-      if (!(err <= 1e-2)) {
-        fmt::print(stderr, "tmagemm autotune: dropped {} (wrong result: sampled relative error {:.3g})\n", c->name(),
-                   err);
+      result.errors.push_back({c->name(), err});
+      if (!(err <= result.error_bound)) {
+        fmt::print(stderr,
+                   "tmagemm autotune: dropped {} ({}: sampled relative error {:.3g}, floor {:.3g}, bound {:.3g})\n",
+                   c->name(), std::isfinite(err) ? "less accurate than the accuracy floor" : "non-finite output",
+                   err, samples.floor_error, result.error_bound);
         continue;
       }
       measured.push_back(Measured{c, {}});
@@ -296,7 +336,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
         for (int r = 0; r < 4; ++r) {
           flush_l2();
-          measured.front().choice->launch(sp, stream, o, workspace.ptr);
+          launch_choice(*measured.front().choice, sp, stream, o, workspace.ptr);
         }
         runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
       }
@@ -349,6 +389,15 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   return result;
 }
 
+double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduced_precision_reduction, int samples) {
+  const double unit = p.out.dtype == DType::bf16 ? 0x1p-8 : p.out.dtype == DType::f16 ? 0x1p-11 : 0x1p-24;
+  const double floor_term = kFloorFactor * floor_error;
+  const double accumulation = kAccumulationSlack * 0x1p-24 * static_cast<double>(p.k);
+  const double few_samples = unit * std::sqrt(2.0 / std::max(samples, 1));
+  const double bound = std::sqrt(floor_term * floor_term + accumulation * accumulation + few_samples * few_samples);
+  return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;
+}
+
 double tie_margin(const GemmProblem& p) {
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
                        static_cast<double>(p.batch);
@@ -377,11 +426,16 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
   std::string s = fmt::format("AUTOTUNE {}\n", p.describe());
   s += fmt::format("  strides a ({}, {}) b ({}, {}) out ({}, {})\n", p.a.row_stride, p.a.col_stride, p.b.row_stride,
                    p.b.col_stride, p.out.row_stride, p.out.col_stride);
+  s += fmt::format("  accuracy: floor (fp32 accumulation, one rounding) {:.3g}, bound {:.3g}\n", t.floor_error,
+                   t.error_bound);
   const double best = t.timings.front().ms;
   for (std::size_t i = 0; i < t.timings.size() && i < 10; ++i) {
     const bool picked = t.winner && t.winner->name() == t.timings[i].choice;
-    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%{}\n", t.timings[i].choice, t.timings[i].ms,
-                     100.0 * best / t.timings[i].ms,
+    double err = NAN;
+    for (const auto& [name, e] : t.errors)
+      if (name == t.timings[i].choice) err = e;
+    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%  err {:.3g}{}\n", t.timings[i].choice, t.timings[i].ms,
+                     100.0 * best / t.timings[i].ms, err,
                      picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to cuBLASLt's ranking)",
                                                    100 * t.margin)
                                      : "");

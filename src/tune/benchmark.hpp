@@ -1,10 +1,12 @@
 // benchmark.hpp — the tuner's measuring step: precompile candidates in parallel, check each one's output at
-// sampled positions against an fp32 reference, time the survivors on scratch buffers (never the user's output;
-// inputs are read), L2 flushed before each run: 400 ms of one candidate back to back (the card's sustained,
+// sampled positions against an fp64 reference (the accuracy floor below), time the survivors on scratch buffers
+// (scratch inputs with random finite values and a scratch output, laid out like the user's; the user's tensors are
+// neither read nor written), L2 flushed before each run: 400 ms of one candidate back to back (the card's sustained,
 // power-capped state), a screen of five interleaved rounds over every survivor, then interleaved rounds for the
 // finalists (within 10 % of the best screen), median; the winner (pick_winner); and the AUTOTUNE log table.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "choices/choice.hpp"
@@ -17,10 +19,29 @@ namespace tmagemm::tune {
 struct Tuned {  // the outcome of one benchmark
   choices::ChoicePtr winner;
   std::vector<Timing> timings;  // fastest first
+  // The accuracy check: the floor's relative error, the bound a choice had to meet, and each checked choice's error.
+  double floor_error = 0, error_bound = 0;
+  std::vector<std::pair<std::string, double>> errors;
   double precompile_s = 0, total_s = 0;
   double margin = 0;  // the near-tie margin the winner was picked with (tie_margin)
   int benchmarked = 0;
 };
+
+// The accuracy floor. No choice may be less accurate than an fp32-accumulated GEMM rounded once to the output type.
+// The check runs every candidate on the tuner's scratch inputs and compares kCheckSamples output elements with an
+// fp64-accumulated reference: a choice's relative error (Frobenius, over the samples) must stay within
+//   bound = sqrt((kFloorFactor * floor)^2 + (kAccumulationSlack * 2^-24 * K)^2 + (u_out * sqrt(2 / samples))^2)
+// where floor is the error of fp32 accumulation in K order rounded once to the output type (u_out its unit
+// roundoff), measured on the same samples. A split-K whose partial sums are rounded to a 16-bit output type before
+// they are added has sqrt(2) (2 parts) or more times the floor's error, so kFloorFactor must stay well below that;
+// the K term leaves room for tensor-core accumulation order, and the last term for too few samples to measure.
+// Options::allow_reduced_precision_reduction multiplies the bound by kReducedPrecisionFactor.
+inline constexpr int kCheckSamples = 2048;
+inline constexpr double kFloorFactor = 1.2;
+inline constexpr double kAccumulationSlack = 0.125;
+inline constexpr double kReducedPrecisionFactor = 3.0;
+double accuracy_bound(const GemmProblem& problem, double floor_error, bool allow_reduced_precision_reduction,
+                      int samples);
 
 // Near-ties go to cuBLASLt's own ranking. Two medians closer than the tuner's resolution say nothing about
 // which choice is faster: measured on H200 (docs/perf-notes.md), the same choice's median moved by up to ~0.5 %

@@ -2,9 +2,13 @@
 // precompile + quick check + timing live in benchmark.cpp.
 #include "tune/tuner.hpp"
 
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <set>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,7 +39,7 @@ struct MemoKey {
   unsigned align_bits;
   int64_t m, n, k, batch;
   int tuning, carveout;
-  bool persistent_tma, fallback, cublaslt, skinny;
+  bool persistent_tma, fallback, cublaslt, skinny, reduced;
   int bias_kind, act, scale_kind;
   bool fast_accum;
   std::string regex;
@@ -52,7 +56,7 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
         static_cast<uint64_t>(k.persistent_tma) << 56 | static_cast<uint64_t>(k.fallback) << 57 |
         static_cast<uint64_t>(k.cublaslt) << 58 | static_cast<uint64_t>(k.fast_accum) << 59 |
-        static_cast<uint64_t>(k.skinny) << 60);
+        static_cast<uint64_t>(k.skinny) << 60 | static_cast<uint64_t>(k.reduced) << 61);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
         static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56);
@@ -90,6 +94,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  static_cast<int>(o.tuning),     o.sm_carveout,
                  o.persistent_tma,               o.fallback,
                  o.cublaslt,                     o.skinny,
+                 o.allow_reduced_precision_reduction,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  p.fast_accum,                   o.choice_regex};
@@ -119,27 +124,82 @@ std::string filter_signature(const Options& o) {
   if (!o.skinny) s += "-skinny";
   if (o.sm_carveout) s += fmt::format("-carve{}", o.sm_carveout);
   if (!o.choice_regex.empty()) s += "-re:" + o.choice_regex;
+  if (o.allow_reduced_precision_reduction) s += "-reduced";
   return s;
 }
 
-std::shared_ptr<TuningDb> database() {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<TuningDb>> open;
-  const std::string path = TuningDb::default_path();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = open.find(path);
-  if (it != open.end()) return it->second;
+// The tuning database as the tuner uses it: opened on first use, bypassed while it fails. A database that cannot be
+// opened, is locked by another process past the tuner's short wait, or fails a read or write is reported on stderr
+// once, then left alone for g_db_retry_seconds (calls tune and keep winners in memory meanwhile), then tried again;
+// a successful use after an outage re-arms the report. Never disabled for the life of the process.
+constexpr TuningDb::Waits kTunerWaits{1000, 1};  // at most ~2 s of waiting for another process's lock
+std::atomic<int> g_db_retry_seconds{30};
+
+struct DatabaseState {
+  std::mutex mutex;
+  std::string path;
   std::shared_ptr<TuningDb> db;
-  try {
-    db = std::make_shared<TuningDb>(path);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "tmagemm: tuning database unavailable ({}); tuning results are kept in memory only\n",
-               e.what());
-  }
-  open.emplace(path, db);
-  return db;
+  std::chrono::steady_clock::time_point retry_after{};
+  bool reported = false;  // this outage has been reported
+};
+DatabaseState& db_state() {
+  static auto* state = new DatabaseState();  // leaked: used from other threads until exit
+  return *state;
 }
 
+// Called with the state's mutex held.
+void database_failed(DatabaseState& st, const std::string& what) {
+  st.db.reset();
+  st.retry_after = std::chrono::steady_clock::now() + std::chrono::seconds(g_db_retry_seconds.load());
+  if (!st.reported)
+    fmt::print(stderr, "tmagemm: tuning database {} unavailable ({}); tuning results are kept in memory, trying it "
+               "again in {} s\n", st.path, what, g_db_retry_seconds.load());
+  st.reported = true;
+}
+
+std::shared_ptr<TuningDb> database() {
+  DatabaseState& st = db_state();
+  const std::string path = TuningDb::default_path();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (path != st.path) {  // TMAGEMM_CACHE_DIR changed (tests): a new database, no outage yet
+    st.path = path;
+    st.db.reset();
+    st.retry_after = {};
+    st.reported = false;
+  }
+  if (st.db) return st.db;
+  if (std::chrono::steady_clock::now() < st.retry_after) return nullptr;
+  try {
+    st.db = std::make_shared<TuningDb>(path, kTunerWaits);
+  } catch (const std::exception& e) {
+    database_failed(st, e.what());
+  }
+  return st.db;
+}
+
+// Runs f(db) when the database is available; a failure is reported (once per outage) and answered with `fallback`.
+template <class F, class R>
+R with_database(F&& f, R fallback) {
+  std::shared_ptr<TuningDb> db = database();
+  if (!db) return fallback;
+  try {
+    R r = f(*db);
+    DatabaseState& st = db_state();
+    std::lock_guard<std::mutex> lock(st.mutex);
+    st.reported = false;
+    return r;
+  } catch (const std::exception& e) {
+    DatabaseState& st = db_state();
+    std::lock_guard<std::mutex> lock(st.mutex);
+    if (st.db == db) database_failed(st, e.what());
+    return fallback;
+  }
+}
+
+// Choices that failed to compile or launch in this process, per database key (with the failure): skipped from then
+// on (enumerate gives the reason), so a failing choice is never returned again.
+std::mutex g_failed_mutex;
+std::map<std::string, std::map<std::string, std::string>> g_failed;
 
 }  // namespace
 
@@ -218,8 +278,16 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
         c.reason = fmt::format("set aside: persistent TMA applies and M*N*K*batch = {:.3g} > {:.3g}, where the "
                                "fallback measured under 1/3 of cuBLASLt",
                                volume, kFallbackMaxVolumeBesideTma);
-  std::lock_guard<std::mutex> lock(g_extra_mutex);
-  for (const auto& c : g_extra) consider(c, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(g_extra_mutex);
+    for (const auto& c : g_extra) consider(c, nullptr);
+  }
+  std::lock_guard<std::mutex> lock(g_failed_mutex);
+  if (!g_failed.empty())
+    if (auto it = g_failed.find(database_key(p, o, dev)); it != g_failed.end())
+      for (auto& c : out)
+        if (auto f = it->second.find(c.choice->name()); c.reason.empty() && f != it->second.end())
+          c.reason = "failed earlier in this process: " + f->second;
   return out;
 }
 
@@ -238,7 +306,7 @@ std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
 }
 
 choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Candidate>& cands,
-                                    const runtime::DeviceInfo& dev) {
+                                    const runtime::DeviceInfo& dev, int sm_carveout) {
   // Documented rule: the persistent-TMA config with the best predicted time (waves x tile area / measured
   // tile throughput, penalised for misaligned rows; persistent_tma_score); if no persistent-TMA choice
   // applies — or the rows of both A and B start off 32-byte boundaries, where every TMA tile shape loses
@@ -247,7 +315,7 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
   // choices::skinny_heuristic_choice when it applies: a persistent grid of M-by-BN tiles leaves most SMs idle on
   // such problems unless N is wide (docs/perf-notes.md, skinny v2: heuristic decode geomean 0.865 of cuBLASLt with
   // persistent TMA alone).
-  const std::string skinny = choices::skinny_heuristic_choice(p, dev.sm_count);
+  const std::string skinny = choices::skinny_heuristic_choice(p, dev.sm_count, sm_carveout);
   for (const auto& c : cands)
     if (c.reason.empty() && c.choice->name() == skinny) return c.choice;
   const auto off32 = [](const Operand& o) { return row_alignment_bytes(o) < 32; };
@@ -259,7 +327,7 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Cand
   for (const auto& c : cands) {
     if (!c.reason.empty()) continue;
     if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && !cfg->tuner_only) {
-      const double s = choices::persistent_tma_score(p, *cfg, dev, 0);
+      const double s = choices::persistent_tma_score(p, *cfg, dev, sm_carveout);
       if (s > best_score) {
         best_score = s;
         best = c.choice;
@@ -293,32 +361,55 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     throw Error(ErrorCode::no_valid_choice, msg);
   }
   choices::ChoicePtr chosen;
-  auto db = o.tuning == Tuning::heuristic ? nullptr : database();
-  if (db) {
-    try {
-      if (auto rec = db->get(key))
-        for (const auto& c : usable)
-          if (c->name() == rec->winner) chosen = c;
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "tmagemm: tuning database read failed: {}\n", e.what());
-    }
+  if (o.tuning != Tuning::heuristic) {
+    const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+    if (rec)
+      for (const auto& c : usable)
+        if (c->name() == rec->winner) chosen = c;
   }
   if (!chosen && o.tuning == Tuning::benchmark) {
-    const Tuned t = benchmark(p, o, usable);
-    chosen = t.winner;
-    if (runtime::log_enabled("autotune")) print_autotune(p, t, usable.size());
-    if (db) {
-      try {
-        db->put(key, TuningRecord{t.winner->name(), t.timings, now_iso8601_utc()});
-      } catch (const std::exception& e) {
-        fmt::print(stderr, "tmagemm: tuning database write failed: {}\n", e.what());
-      }
+    if (runtime::stream_capturing(o.stream)) {
+      // NOTE: tuning allocates, synchronises and times kernels, none of which a stream capture allows. The call runs
+      // the heuristic choice untimed and is not remembered: the first call outside a capture tunes the problem.
+      chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
+      static std::mutex logged_mutex;
+      static std::set<std::string> logged;
+      std::lock_guard<std::mutex> lock(logged_mutex);
+      if (runtime::log_enabled("autotune") && logged.insert(key).second)
+        fmt::print(stderr,
+                   "AUTOTUNE {}: called during a CUDA graph capture, not tuned; runs the heuristic choice {} "
+                   "(tuned at the first call outside a capture)\n",
+                   p.describe(), chosen ? chosen->name() : std::string("(none)"));
+      if (chosen) return chosen;
+    } else {
+      const Tuned t = benchmark(p, o, usable);
+      chosen = t.winner;
+      if (runtime::log_enabled("autotune")) print_autotune(p, t, usable.size());
+      with_database(
+          [&](TuningDb& db) {
+            db.put(key, TuningRecord{t.winner->name(), t.timings, now_iso8601_utc()});
+            return true;
+          },
+          false);
     }
   }
-  if (!chosen) chosen = heuristic_choice(p, cands, dev);
+  if (!chosen) chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
   return chosen;
+}
+
+void report_failure(const GemmProblem& p, const Options& o, const choices::Choice& choice, const std::string& what) {
+  const runtime::DeviceInfo& dev = runtime::device_info(p.device);
+  {
+    std::lock_guard<std::mutex> lock(g_failed_mutex);
+    g_failed[database_key(p, o, dev)].emplace(choice.name(), what);
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_memo_mutex);
+    g_memo.erase(memo_key(p, o, dev));
+  }
+  fmt::print(stderr, "tmagemm: {} failed for {} and is skipped from now on: {}\n", choice.name(), p.describe(), what);
 }
 
 std::string database_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
@@ -328,17 +419,17 @@ std::string database_key(const GemmProblem& p, const Options& o, const runtime::
 
 Known known(const GemmProblem& p, const Options& o) {
   Known k;
-  if (auto db = database()) {
-    try {
-      if (auto rec = db->get(database_key(p, o, runtime::device_info(p.device)))) {
-        k.winner = rec->winner;
-        for (const auto& t : rec->timings) k.timings_ms.emplace_back(t.choice, t.ms);
-      }
-    } catch (const std::exception&) {
-    }
+  const auto rec = with_database(
+      [&](TuningDb& db) { return db.get(database_key(p, o, runtime::device_info(p.device))); },
+      std::optional<TuningRecord>());
+  if (rec) {
+    k.winner = rec->winner;
+    for (const auto& t : rec->timings) k.timings_ms.emplace_back(t.choice, t.ms);
   }
   return k;
 }
+
+void set_database_retry_seconds_for_testing(int seconds) { g_db_retry_seconds.store(seconds); }
 
 void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra) {
   std::lock_guard<std::mutex> lock(g_extra_mutex);

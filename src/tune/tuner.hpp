@@ -1,7 +1,9 @@
 // tuner.hpp — picks, per problem, the choice to run: enumerate every backend's choices, filter (enable flags,
 // can_implement, choice_regex), then by Options::tuning
-//   benchmark   : in-memory map -> tuning DB -> precompile all candidates in parallel, quick-check and time
-//                 each on scratch output buffers, keep the fastest correct one, store it in the DB;
+//   benchmark   : in-memory map -> tuning DB -> precompile all candidates in parallel, check (accuracy floor) and
+//                 time each on the tuner's own scratch inputs and output, keep the fastest one that passed, store
+//                 it in the DB. During a CUDA graph capture of the stream: the heuristic choice, untimed and not
+//                 remembered (the autotune log says so once per problem);
 //   heuristic   : a documented rule (persistent_tma_pick; else the first applicable choice), no GPU timing;
 //   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks.
 // TMAGEMM_LOG=autotune prints an AUTOTUNE table per tuned problem.
@@ -54,7 +56,15 @@ struct Known {
 // Looked up under the same key choose() writes: the tuning key plus the options' filter signature.
 Known known(const GemmProblem& problem, const Options& options);
 choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,
-                                    const runtime::DeviceInfo& device);
+                                    const runtime::DeviceInfo& device, int sm_carveout = 0);
+
+// A choice failed to compile or launch for the problem (dispatch): it is skipped for this problem from now on
+// (enumerate gives the reason), the remembered choice is forgotten, and one line goes to stderr.
+void report_failure(const GemmProblem& problem, const Options& options, const choices::Choice& choice,
+                    const std::string& what);
+
+// Test hook: seconds a failing tuning database is bypassed before it is tried again (default 30).
+void set_database_retry_seconds_for_testing(int seconds);
 
 // Test hook: extra choices appended to the enumeration (e.g. a deliberately broken one). Empty to clear.
 void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra);

@@ -29,8 +29,6 @@ namespace {
 
 using json = nlohmann::ordered_json;  // keeps the documented key order in exports
 
-constexpr int kBusyTimeoutMs = 10000;  // SQLite's own wait for a lock
-constexpr int kBusyRetries = 4;        // then the whole operation is retried this many times
 constexpr int kOpenAttempts = 3;       // open + corruption recovery rounds
 
 constexpr const char* kSchema =
@@ -70,14 +68,14 @@ void exec(sqlite3* db, const char* sql, const std::string& what) {
 // timeout already waited inside SQLite; this covers the cases where SQLite answers BUSY at once, e.g.
 // SQLITE_BUSY_SNAPSHOT or a WAL recovery in progress). Other failures propagate.
 template <typename F>
-auto with_busy_retry(sqlite3* db, F&& f) -> decltype(f()) {
+auto with_busy_retry(sqlite3* db, int retries, F&& f) -> decltype(f()) {
   static thread_local std::minstd_rand rng{std::random_device{}()};
   for (int attempt = 0;; ++attempt) {
     try {
       return f();
     } catch (const SqliteError& e) {
       if (db && sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      if (!is_busy(e.code) || attempt >= kBusyRetries) throw;
+      if (!is_busy(e.code) || attempt >= retries) throw;
       std::uniform_int_distribution<int> jitter(1, 10 << attempt);
       std::this_thread::sleep_for(std::chrono::milliseconds(jitter(rng)));
     }
@@ -218,11 +216,12 @@ std::string now_iso8601_utc() {
 
 struct TuningDb::Impl {
   std::string path;
+  Waits waits;
   std::mutex mutex;
   sqlite3* db = nullptr;
   Statement get_stmt, put_stmt, list_stmt, size_stmt, clear_stmt;
 
-  explicit Impl(std::string p) : path(std::move(p)) {
+  Impl(std::string p, Waits w) : path(std::move(p)), waits(w) {
     namespace fs = std::filesystem;
     if (path.empty()) throw Error(ErrorCode::invalid_argument, "tuning database: the path is empty");
     std::error_code ec;
@@ -234,7 +233,7 @@ struct TuningDb::Impl {
       const bool have_inode = ::stat(path.c_str(), &opened) == 0;  // the file SQLite just opened
       std::string reason;
       try {
-        with_busy_retry(db, [&] { configure(); });
+        with_busy_retry(db, waits.busy_retries, [&] { configure(); });
         prepare_statements();
         return;
       } catch (const SqliteError& e) {
@@ -270,7 +269,7 @@ struct TuningDb::Impl {
       throw Error(ErrorCode::unsupported, fmt::format("tuning database {}: {} (open)", path, message));
     }
     sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    sqlite3_busy_timeout(db, waits.busy_timeout_ms);
   }
 
   void close() {
@@ -349,7 +348,7 @@ struct TuningDb::Impl {
   auto run(F&& f) -> decltype(f()) {
     std::lock_guard<std::mutex> lock(mutex);
     try {
-      return with_busy_retry(db, f);
+      return with_busy_retry(db, waits.busy_retries, f);
     } catch (const SqliteError& e) {
       throw Error(ErrorCode::unsupported, error_text(path, e));
     }
@@ -393,7 +392,8 @@ struct TuningDb::Impl {
   }
 };
 
-TuningDb::TuningDb(std::string path) : impl_(std::make_unique<Impl>(std::move(path))) {}
+TuningDb::TuningDb(std::string path) : TuningDb(std::move(path), Waits{}) {}
+TuningDb::TuningDb(std::string path, Waits waits) : impl_(std::make_unique<Impl>(std::move(path), waits)) {}
 TuningDb::~TuningDb() = default;
 TuningDb::TuningDb(TuningDb&&) noexcept = default;
 TuningDb& TuningDb::operator=(TuningDb&&) noexcept = default;
@@ -516,7 +516,7 @@ bool TuningDb::integrity_ok() {
   Impl& d = impl();
   std::lock_guard<std::mutex> lock(d.mutex);
   try {
-    return with_busy_retry(d.db, [&] {
+    return with_busy_retry(d.db, d.waits.busy_retries, [&] {
       Statement check;
       check.prepare(d.db, "PRAGMA integrity_check");
       if (!step(d.db, check.get(), "integrity_check")) return false;

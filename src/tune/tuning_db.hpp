@@ -32,12 +32,21 @@ std::string now_iso8601_utc();
 // COMMIT / reads are retried a few times on top of it. Thread-safe: one connection per object behind a mutex.
 class TuningDb {
  public:
+  // How long an operation waits for another connection's lock: SQLite's busy timeout, then whole retries of the
+  // operation (each waiting the timeout again). The defaults suit the CLI; the tuner's calls wait less and bypass
+  // a locked database instead (src/tune/tuner.cpp).
+  struct Waits {
+    int busy_timeout_ms = 10000;
+    int busy_retries = 4;
+  };
+
   // Opens (creating it and its directory) the SQLite file at `path`: journal_mode=WAL, synchronous=NORMAL,
   // busy_timeout 10 s, table tuning(key TEXT PRIMARY KEY, winner TEXT NOT NULL, timings TEXT NOT NULL (JSON
   // array of {choice, ms}), tuned_at TEXT). A file that is not a database or fails PRAGMA quick_check is
   // renamed to "<path>.corrupt-<unix time>" (its -wal/-shm to that name + "-wal"/"-shm"), a warning naming
   // both paths goes to stderr, and a fresh database is created.
   explicit TuningDb(std::string path);
+  TuningDb(std::string path, Waits waits);
   ~TuningDb();
   TuningDb(TuningDb&&) noexcept;
   TuningDb& operator=(TuningDb&&) noexcept;

@@ -13,8 +13,10 @@
 namespace tmagemm {
 namespace {
 
-const char* const kVars[] = {"TMAGEMM_TUNING",   "TMAGEMM_PERSISTENT_TMA", "TMAGEMM_FALLBACK",   "TMAGEMM_SKINNY",
-                             "TMAGEMM_CUBLASLT", "TMAGEMM_CHOICE_REGEX",   "TMAGEMM_SM_CARVEOUT"};
+const char* const kVars[] = {"TMAGEMM_TUNING",       "TMAGEMM_PERSISTENT_TMA",
+                             "TMAGEMM_FALLBACK",     "TMAGEMM_SKINNY",
+                             "TMAGEMM_CUBLASLT",     "TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION",
+                             "TMAGEMM_CHOICE_REGEX", "TMAGEMM_SM_CARVEOUT"};
 
 // Clears the TMAGEMM_* variables for each test and puts the caller's values back afterwards.
 class OptionsEnv : public ::testing::Test {
@@ -57,6 +59,8 @@ void expect_defaults(const Options& o) {
   EXPECT_TRUE(o.persistent_tma);
   EXPECT_TRUE(o.fallback);
   EXPECT_TRUE(o.cublaslt);
+  EXPECT_TRUE(o.skinny);
+  EXPECT_FALSE(o.allow_reduced_precision_reduction);
   EXPECT_EQ(o.choice_regex, "");
   EXPECT_EQ(o.sm_carveout, 0);
 }
@@ -66,6 +70,7 @@ TEST_F(OptionsEnv, DefaultsWithoutEnvironment) { expect_defaults(Options()); }
 TEST_F(OptionsEnv, DefaultsOnlyIgnoresEnvironment) {
   set("TMAGEMM_TUNING", "heuristic");
   set("TMAGEMM_FALLBACK", "0");
+  set("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", "1");
   set("TMAGEMM_SM_CARVEOUT", "not a number");
   expect_defaults(Options::defaults_only());
 }
@@ -91,7 +96,8 @@ TEST_F(OptionsEnv, Bools) {
     bool Options::*field;
   };
   for (Case c : {Case{"TMAGEMM_PERSISTENT_TMA", &Options::persistent_tma}, Case{"TMAGEMM_FALLBACK", &Options::fallback},
-                 Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}, Case{"TMAGEMM_SKINNY", &Options::skinny}}) {
+                 Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}, Case{"TMAGEMM_SKINNY", &Options::skinny},
+                 Case{"TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", &Options::allow_reduced_precision_reduction}}) {
     for (const char* off : {"0", "false", "off", "FALSE", "Off", " 0 "}) {
       set(c.name, off);
       EXPECT_FALSE(Options().*c.field) << c.name << "=" << off;
@@ -141,6 +147,16 @@ TEST_F(OptionsEnv, SmCarveout) {
     EXPECT_NE(std::string(e->what()).find("TMAGEMM_SM_CARVEOUT='"), std::string::npos) << e->what();
     EXPECT_NE(std::string(e->what()).find("an integer >= 0"), std::string::npos) << e->what();
   }
+}
+
+TEST_F(OptionsEnv, AllowReducedPrecisionReduction) {
+  EXPECT_FALSE(Options().allow_reduced_precision_reduction);  // the accuracy floor is on unless asked
+  set("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", "1");
+  EXPECT_TRUE(Options().allow_reduced_precision_reduction);
+  EXPECT_FALSE(Options::defaults_only().allow_reduced_precision_reduction);
+  Options o;
+  o.allow_reduced_precision_reduction = false;  // code wins over the environment
+  EXPECT_FALSE(o.allow_reduced_precision_reduction);
 }
 
 TEST_F(OptionsEnv, FieldsAssignedInCodeWin) {

@@ -1,7 +1,9 @@
 // cublaslt_test.cpp — CPU tests of the cuBLASLt backend: which problems cuBLASLt can express (and the reasons
 // when not), the row-major -> column-major call mapping (checked by simulating cuBLAS's column-major GEMM on the
 // host against the row-major-semantics reference, for every layout, padded ld and bmm), alignment classes,
-// TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on a machine without a GPU.
+// the reduction-scheme accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the
+// backend's behaviour on a machine without a GPU.
+#include <cublasLt.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -302,6 +304,39 @@ TEST(CublasltMapping, AlignmentCoversBaseLdAndBatchStride) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Reduction-scheme accuracy floor
+// ---------------------------------------------------------------------------------------------------------
+
+TEST(CublasltReduction, SixteenBitOutputWithoutPermissionReducesInFp32Only) {
+  const uint32_t fp32_only = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  EXPECT_EQ(cublaslt_reduction_mask(DType::bf16, false), fp32_only);
+  EXPECT_EQ(cublaslt_reduction_mask(DType::f16, false), fp32_only);
+  // Neither scheme that adds partial sums in the output type is in the mask.
+  EXPECT_EQ(cublaslt_reduction_mask(DType::bf16, false) & CUBLASLT_REDUCTION_SCHEME_INPLACE, 0u);
+  EXPECT_EQ(cublaslt_reduction_mask(DType::bf16, false) & CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE, 0u);
+}
+
+TEST(CublasltReduction, F32OutputOrPermissionAllowsEveryScheme) {
+  // With an f32 output every scheme adds in fp32, so nothing is masked.
+  EXPECT_EQ(cublaslt_reduction_mask(DType::f32, false), static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_MASK));
+  EXPECT_EQ(cublaslt_reduction_mask(DType::f32, true), static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_MASK));
+  EXPECT_EQ(cublaslt_reduction_mask(DType::bf16, true), static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_MASK));
+  EXPECT_EQ(cublaslt_reduction_mask(DType::f16, true), static_cast<uint32_t>(CUBLASLT_REDUCTION_SCHEME_MASK));
+}
+
+TEST(CublasltReduction, AlgorithmSchemeAgainstMask) {
+  const uint32_t fp32_only = cublaslt_reduction_mask(DType::bf16, false);
+  EXPECT_TRUE(cublaslt_reduction_allowed(CUBLASLT_REDUCTION_SCHEME_NONE, fp32_only));  // no split-K at all
+  EXPECT_TRUE(cublaslt_reduction_allowed(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE, fp32_only));
+  EXPECT_FALSE(cublaslt_reduction_allowed(CUBLASLT_REDUCTION_SCHEME_INPLACE, fp32_only));
+  EXPECT_FALSE(cublaslt_reduction_allowed(CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE, fp32_only));
+  const uint32_t all = cublaslt_reduction_mask(DType::bf16, true);
+  for (uint32_t scheme : {CUBLASLT_REDUCTION_SCHEME_NONE, CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                          CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE, CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE})
+    EXPECT_TRUE(cublaslt_reduction_allowed(scheme, all)) << scheme;
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // TMAGEMM_CUBLASLT_TOP_K
 // ---------------------------------------------------------------------------------------------------------
 
@@ -375,6 +410,9 @@ TEST(CublasltBackend, UnexpressibleProblemGivesOneChoiceWithTheReason) {
 TEST(CublasltBackend, NoGpuGivesOneNotApplicableChoice) {
   if (runtime::device_count() > 0) GTEST_SKIP() << "a CUDA device is present; this test is for GPU-less machines";
   const GemmProblem p = mm_problem(true, false, true);
+  Options reduced = Options::defaults_only();
+  reduced.allow_reduced_precision_reduction = true;
+  EXPECT_EQ(cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, reduced).size(), 1u);
   const auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
   ASSERT_EQ(choices.size(), 1u);
   EXPECT_EQ(choices[0]->name(), "cublaslt");

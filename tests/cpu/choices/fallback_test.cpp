@@ -1,5 +1,6 @@
 // fallback_test.cpp (CPU) — the fallback backend's host side: how each operand will be read (mode), what it
-// refuses and why, and the variant list compile-check compiles.
+// refuses and why, the variant list compile-check compiles, and the launch grid with and without
+// Options::sm_carveout.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -56,6 +57,14 @@ TEST(FallbackHost, RefusesWithReasons) {
   p = problem(operand(0x1000, 8, 8, 8, 1), operand(0x2000, 8, 8, 8, 1), operand(0x3000, 8, 8, 8, 1));
   p.op = Op::addmm;
   EXPECT_NE(fallback_can_implement(p, c).find("addmm"), std::string::npos);
+  // The kernel counts (batch, tile) items in 32 bits: 2^13 x 2^13 tiles of 128x128 in each of 32 matrices is 2^31.
+  p = problem(operand(0x1000, 1 << 20, 8, 8, 1), operand(0x2000, 8, 1 << 20, 1 << 20, 1),
+              operand(0x3000, 1 << 20, 1 << 20, 1 << 20, 1));
+  p.batch = 31;
+  EXPECT_EQ(fallback_can_implement(p, c), "");
+  p.batch = 32;
+  EXPECT_NE(fallback_can_implement(p, c).find("2^31 or more tiles of 128x128 (all matrices of the batch)"),
+            std::string::npos);
 }
 
 TEST(FallbackHost, SharedMemoryFollowsTheOperandModes) {
@@ -72,6 +81,42 @@ TEST(FallbackHost, EveryVariantOnceForCompileCheck) {
   std::set<std::string> names;
   for (const auto& s : specs) names.insert(s.name);
   EXPECT_EQ(names.size(), specs.size());
+}
+
+TEST(FallbackHost, GridIsOneCtaPerTileWithoutACarveout) {
+  const FallbackConfig c{128, 128, 32, 2, 4};
+  auto p = problem(operand(0x1000, 1000, 263, 263, 1), operand(0x2000, 263, 776, 776, 1),
+                   operand(0x3000, 1000, 776, 776, 1));
+  auto grid = fallback_grid(p, c, 132, 0);  // 8 x 7 tiles
+  EXPECT_EQ(grid.x, 56);
+  EXPECT_EQ(grid.z, 1);
+  p.batch = 3;
+  grid = fallback_grid(p, c, 132, 0);
+  EXPECT_EQ(grid.x, 56);
+  EXPECT_EQ(grid.z, 3);
+  grid = fallback_grid(p, c, 132, -4);  // not a carveout
+  EXPECT_EQ(grid.x, 56);
+  EXPECT_EQ(grid.z, 3);
+}
+
+TEST(FallbackHost, GridFitsTheSmsACarveoutLeaves) {
+  const FallbackConfig c{64, 64, 32, 2, 2};
+  auto p = problem(operand(0x1000, 1000, 263, 263, 1), operand(0x2000, 263, 776, 776, 1),
+                   operand(0x3000, 1000, 776, 776, 1));
+  auto grid = fallback_grid(p, c, 132, 12);  // 16 x 13 = 208 tiles on 120 SMs
+  EXPECT_EQ(grid.x, 120);
+  EXPECT_EQ(grid.z, 1);
+  grid = fallback_grid(p, c, 132, 100);
+  EXPECT_EQ(grid.x, 32);
+  EXPECT_EQ(grid.z, 1);
+  grid = fallback_grid(p, c, 132, 132);  // no SM left: one CTA still runs every tile
+  EXPECT_EQ(grid.x, 1);
+  EXPECT_EQ(grid.z, 1);
+  p = problem(operand(0x1000, 100, 63, 63, 1), operand(0x2000, 63, 100, 100, 1), operand(0x3000, 100, 100, 100, 1));
+  p.batch = 5;
+  grid = fallback_grid(p, c, 132, 12);  // 4 tiles x 5 matrices: fewer CTAs than SMs, one item each
+  EXPECT_EQ(grid.x, 20);
+  EXPECT_EQ(grid.z, 1);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // skinny_test.cpp (CPU) — the skinny backend's host side: what it takes and refuses (in words), the K split, the
 // shared-memory size, the heuristic's split and choice, the choices offered, the variant list compile-check
-// compiles, and the heuristic mode picking a skinny choice for few rows without a GPU.
+// compiles, the heuristic mode picking a skinny choice for few rows without a GPU, and Options::sm_carveout: a
+// choice whose grid exceeds the SMs left refuses (in words), and the heuristic does not pick one.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -129,6 +131,79 @@ TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
   std::set<std::string> spec_names;
   for (const auto& s : specs) spec_names.insert(s.name);
   EXPECT_EQ(spec_names.size(), specs.size());
+}
+
+TEST(SkinnyHost, GridIsTilesTimesSplitsTimesBatch) {
+  const SkinnyConfig& c = config(64, 64, 12);
+  EXPECT_EQ(skinny_grid_ctas(problem(16, 14336, 4096), c, 1), 224);
+  EXPECT_EQ(skinny_grid_ctas(problem(16, 14336, 4096), c, 4), 896);
+  EXPECT_EQ(skinny_grid_ctas(problem(16, 1000, 4096), c, 2), 32);  // 16 tiles, the last ragged
+  GemmProblem p = problem(16, 4096, 4096);
+  p.batch = 3;
+  EXPECT_EQ(skinny_grid_ctas(p, c, 2), 64 * 2 * 3);
+}
+
+TEST(SkinnyHost, CarveoutRefusesGridsAboveTheSmsLeft) {
+  const SkinnyConfig& c = config(64, 64, 12);
+  const GemmProblem p = problem(16, 14336, 4096);
+  EXPECT_EQ(skinny_carveout_reason(p, c, 1, 132, 0), "");  // no carveout: any grid
+  EXPECT_EQ(skinny_carveout_reason(p, c, 1, 132, -5), "");
+  EXPECT_EQ(skinny_carveout_reason(p, c, 1, 132, 12), "grid of 224 CTAs exceeds the 120 SMs left by sm_carveout = 12");
+  EXPECT_EQ(skinny_carveout_reason(problem(16, 4096, 4096), c, 1, 132, 12), "");  // 64 CTAs
+  EXPECT_EQ(skinny_carveout_reason(problem(16, 7680, 4096), c, 1, 132, 12), "");  // 120 CTAs: exactly the SMs left
+  EXPECT_NE(skinny_carveout_reason(problem(16, 4096, 4096), c, 2, 132, 12), "");  // 128 CTAs
+  EXPECT_EQ(skinny_carveout_reason(problem(1, 64, 4096), c, 1, 132, 500), "");  // at least one SM is left
+  EXPECT_EQ(skinny_carveout_reason(problem(1, 64, 4096), c, 2, 132, 500),
+            "grid of 2 CTAs exceeds the 1 SMs left by sm_carveout = 500");
+
+  // Through the backend: the choices of an enumeration under a carveout refuse with that reason.
+  Options o = Options::defaults_only();
+  o.sm_carveout = 12;
+  int refused = 0, taken = 0;
+  for (const auto& choice : skinny_backend().enumerate(p, test_support::fake_h200(), o)) {
+    int splits = 0;
+    const SkinnyConfig* cfg = skinny_config_of(*choice, &splits);
+    ASSERT_NE(cfg, nullptr);
+    const std::string reason = choice->can_implement(p, test_support::fake_h200());
+    if (skinny_grid_ctas(p, *cfg, splits) > 120) {
+      ++refused;
+      EXPECT_NE(reason.find("exceeds the 120 SMs left by sm_carveout = 12"), std::string::npos) << choice->name();
+    } else {
+      ++taken;
+      EXPECT_EQ(reason, "") << choice->name();
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(taken, 0);  // 256x64 unsplit: 56 CTAs
+  for (const auto& choice : skinny_backend().enumerate(p, test_support::fake_h200(), Options::defaults_only()))
+    EXPECT_EQ(choice->can_implement(p, test_support::fake_h200()), "") << choice->name();
+}
+
+TEST(SkinnyHost, HeuristicKeepsToTheSmsACarveoutLeaves) {
+  const SkinnyConfig& narrow = config(64, 64, 12);
+  EXPECT_EQ(skinny_heuristic_splits(problem(16, 4096, 4096), narrow, 132, 12), 1);  // split 2: 128 CTAs > 120
+  EXPECT_EQ(skinny_heuristic_splits(problem(1, 512, 8192), narrow, 132, 100), 4);   // 32 CTAs cover 4/5 of 32
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132, 12), "skinny_64x64_st12_split1");
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132, 100), "skinny_128x128_st4_split1");  // 32 tiles
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 28672, 8192), 132, 12), "skinny_256x64_st5_split1");  // 112 CTAs
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 28672, 8192), 132, 30), "");  // 112 CTAs > 102: not skinny
+  EXPECT_EQ(skinny_heuristic_choice(problem(16, 4096, 4096), 132, 0), "skinny_64x64_st12_split2");  // as without
+}
+
+TEST(SkinnyHost, HeuristicModeNeverTakesARefusedChoice) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  for (int carveout : {12, 100})
+    for (int64_t n : {4096, 14336}) {
+      o.sm_carveout = carveout;
+      const GemmProblem p = problem(16, n, 4096);
+      const auto chosen = tune::choose(p, o, test_support::fake_h200());
+      SCOPED_TRACE(fmt::format("N = {}, carveout {}: {}", n, carveout, chosen->name()));
+      EXPECT_EQ(chosen->can_implement(p, test_support::fake_h200()), "");
+      int splits = 0;
+      if (const SkinnyConfig* c = skinny_config_of(*chosen, &splits))
+        EXPECT_LE(skinny_grid_ctas(p, *c, splits), 132 - carveout);
+    }
 }
 
 TEST(SkinnyHost, HeuristicModePicksSkinnyForFewRowsOnly) {

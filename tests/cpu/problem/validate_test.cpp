@@ -1,6 +1,7 @@
 // validate_test.cpp — CPU tests of the make_*_problem validators: every rule (rank, sizes, strides, shapes,
 // dtypes, scaled_mm layout/scales, null data, pointer location/device, extent overflow, overlap) throws the
-// right ErrorCode with a message naming the argument and the rule; valid input gives the canonical problem.
+// right ErrorCode with a message naming the argument and the rule; valid input gives the canonical problem; and
+// validate_options (choice_regex must compile, sm_carveout >= 0).
 // Device memory is faked with set_pointer_query: no GPU needed.
 #include <gtest/gtest.h>
 
@@ -435,10 +436,22 @@ TEST_F(ProblemScaledMm, NoBiasIsNone) {
   EXPECT_EQ(p.bias_kind, BiasKind::none);
 }
 
-TEST_F(ProblemScaledMm, E5m2TimesE5m2Unsupported) {
+TEST_F(ProblemScaledMm, E5m2TimesE5m2Invalid) {
+  // A rule of torch._scaled_mm, not a missing feature: invalid_argument, whatever the output type.
   fa.dtype = fb.dtype = DType::e5m2;
-  EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, out, false), ErrorCode::unsupported,
-                       "scaled_mm: dtypes a e5m2 x b e5m2 -> out bf16 are not supported");
+  EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, out, false), ErrorCode::invalid_argument,
+                       "scaled_mm: a and b cannot both be e5m2 (torch._scaled_mm's rule");
+  out.dtype = DType::f32;
+  EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, out, false), ErrorCode::invalid_argument,
+                       "a and b cannot both be e5m2");
+}
+
+TEST_F(ProblemScaledMm, E5m2WithE4m3Valid) {
+  fa.dtype = DType::e5m2;
+  EXPECT_NO_THROW(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, out, false));
+  fa.dtype = DType::e4m3;
+  fb.dtype = DType::e5m2;
+  EXPECT_NO_THROW(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, out, false));
 }
 
 TEST_F(ProblemScaledMm, NonFp8InputsUnsupported) {
@@ -644,6 +657,41 @@ TEST_F(ProblemValidate, CheckOrderRankBeforeDtypeBeforePointer) {
   EXPECT_TMAGEMM_ERROR(make_mm_problem(bad, b, out), ErrorCode::invalid_argument, "a must have rank 2");
   bad = TensorView::contiguous(host(), DType::f32, {64, 32});
   EXPECT_TMAGEMM_ERROR(make_mm_problem(bad, b, out), ErrorCode::unsupported, "a f32 x b bf16");
+}
+
+// ---- options ---------------------------------------------------------------------------------------------
+
+TEST(ProblemOptions, DefaultsAreValid) {
+  EXPECT_NO_THROW(validate_options(Options::defaults_only()));
+  Options o = Options::defaults_only();
+  o.choice_regex = "persistent_tma_.*|cublaslt_algo[01]";
+  o.sm_carveout = 8;
+  EXPECT_NO_THROW(validate_options(o));
+  EXPECT_NO_THROW(validate_options(o));  // the remembered pattern
+}
+
+TEST(ProblemOptions, ChoiceRegexSyntaxError) {
+  for (const char* bad : {"(", "[a-", "cublaslt_algo{2", "*"}) {
+    Options o = Options::defaults_only();
+    o.choice_regex = bad;
+    EXPECT_TMAGEMM_ERROR(validate_options(o), ErrorCode::invalid_argument,
+                         std::string("Options::choice_regex = '") + bad + "'");
+    EXPECT_TMAGEMM_ERROR(validate_options(o), ErrorCode::invalid_argument,
+                         "is not a valid ECMAScript regular expression");
+  }
+  // A valid pattern in between does not make a bad one pass later.
+  Options o = Options::defaults_only();
+  o.choice_regex = "skinny";
+  EXPECT_NO_THROW(validate_options(o));
+  o.choice_regex = "(";
+  EXPECT_TMAGEMM_ERROR(validate_options(o), ErrorCode::invalid_argument, "choice_regex");
+}
+
+TEST(ProblemOptions, NegativeSmCarveout) {
+  Options o = Options::defaults_only();
+  o.sm_carveout = -1;
+  EXPECT_TMAGEMM_ERROR(validate_options(o), ErrorCode::invalid_argument, "Options::sm_carveout = -1");
+  EXPECT_TMAGEMM_ERROR(validate_options(o), ErrorCode::invalid_argument, "must be >= 0");
 }
 
 }  // namespace

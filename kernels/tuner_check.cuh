@@ -1,0 +1,93 @@
+// tuner_check.cuh — the tuner's own inputs and its accuracy check (src/tune/benchmark.cpp).
+// Contract:
+// - fill_random writes finite pseudo-random values (about normal, mean 0, sd 1; never all zero) into every
+//   element of a scratch operand, so that tuning never reads the user's tensors (their values may be Inf/NaN).
+// - reference_samples computes, at n sampled output positions, the exact-ish value (fp64 accumulation of the
+//   products) and the "floor" value: fp32 accumulation in K order, rounded once to the output type. The tuner
+//   drops a choice whose error against the fp64 value exceeds the floor's error by more than its tolerance.
+// - gather_samples reads the same positions of an output as floats.
+#pragma once
+#include <cuda/std/cstdint>
+
+#include "reference.cuh"
+
+namespace tmagemm::kernels {
+
+// Type: 0 bf16, 1 f16 (16-bit elements).
+template <int Type>
+__device__ inline cuda::std::uint16_t to_bits16(float f) {
+  if constexpr (Type == 0) {
+    const cuda::std::uint32_t u = __float_as_uint(f);
+    return static_cast<cuda::std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // round to nearest even
+  } else {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+  }
+}
+
+__device__ inline cuda::std::uint64_t mix64(cuda::std::uint64_t x) {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// count elements of 16-bit Type from `base`; element i depends only on (seed, i).
+template <int Type>
+__global__ void fill_random(void* base, long long count, unsigned long long seed) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const cuda::std::uint64_t r = mix64(seed ^ mix64(static_cast<cuda::std::uint64_t>(i)));
+    // Box-Muller from two 24-bit uniforms in (0, 1].
+    const float u1 = (static_cast<float>(r & 0xffffff) + 1.0f) * (1.0f / 16777216.0f);
+    const float u2 = static_cast<float>((r >> 24) & 0xffffff) * (1.0f / 16777216.0f);
+    const float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    static_cast<cuda::std::uint16_t*>(base)[i] = to_bits16<Type>(v);
+  }
+}
+
+// OutType: 0 bf16, 1 f16, 4 f32.
+template <int OutType>
+__device__ inline float round_to_out(float f) {
+  if constexpr (OutType == 4) {
+    return f;
+  } else {
+    const cuda::std::uint16_t bits = to_bits16<OutType>(f);
+    return load_as_float<OutType>(&bits, 0);
+  }
+}
+
+template <int InType, int OutType>
+__global__ void reference_samples(const void* a, const void* b, int K, long long a_rs, long long a_cs, long long a_bs,
+                                  long long b_rs, long long b_cs, long long b_bs, const int* batches, const int* rows,
+                                  const int* cols, int n, double* exact, float* floor) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const long long bt = batches[i], m = rows[i], c = cols[i];
+  double acc64 = 0.0;
+  float acc32 = 0.0f;
+  for (int k = 0; k < K; ++k) {
+    const float x = load_as_float<InType>(a, bt * a_bs + m * a_rs + k * a_cs);
+    const float y = load_as_float<InType>(b, bt * b_bs + k * b_rs + c * b_cs);
+    acc64 = fma(static_cast<double>(x), static_cast<double>(y), acc64);
+    acc32 = fmaf(x, y, acc32);
+  }
+  exact[i] = acc64;
+  floor[i] = round_to_out<OutType>(acc32);
+}
+
+template <int OutType>
+__global__ void gather_samples(const void* base, long long rs, long long cs, long long bs, const int* batches,
+                               const int* rows, const int* cols, int n, float* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const long long off = batches[i] * bs + rows[i] * rs + cols[i] * cs;
+  if constexpr (OutType == 4)
+    out[i] = static_cast<const float*>(base)[off];
+  else
+    out[i] = load_as_float<OutType>(base, off);
+}
+
+}  // namespace tmagemm::kernels

@@ -1,0 +1,56 @@
+// support_kernels.cpp — KernelSpecs of the non-GEMM kernels (see support_kernels.hpp).
+#include "jit/support_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace tmagemm::jit {
+
+namespace {
+
+// The codes kernels/reference.cuh's load_as_float and kernels/tuner_check.cuh use: 0 bf16, 1 f16, 4 f32.
+int code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : 4; }
+
+KernelSpec spec(const std::string& name, const char* header, const std::string& kernel) {
+  KernelSpec s;
+  s.name = name;
+  s.header = header;
+  s.kernel = "tmagemm::kernels::" + kernel;
+  return s;
+}
+
+}  // namespace
+
+KernelSpec fill_random_spec(DType dtype) {
+  return spec(fmt::format("fill_random_{}", code(dtype)), "tuner_check.cuh", fmt::format("fill_random<{}>", code(dtype)));
+}
+
+KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype) {
+  const int in = code(in_dtype), out = code(out_dtype);
+  return spec(fmt::format("reference_samples_{}_{}", in, out), "tuner_check.cuh",
+              fmt::format("reference_samples<{}, {}>", in, out));
+}
+
+KernelSpec gather_samples_spec(DType out_dtype) {
+  const int out = code(out_dtype);
+  return spec(fmt::format("gather_samples_{}", out), "tuner_check.cuh", fmt::format("gather_samples<{}>", out));
+}
+
+KernelSpec zero_strided_spec(std::size_t element_bytes) {
+  return spec(fmt::format("zero_strided_{}", element_bytes), "fill.cuh",
+              fmt::format("zero_strided<{}>", element_bytes));
+}
+
+std::vector<KernelSpec> support_kernel_specs() {
+  std::vector<KernelSpec> all;
+  for (DType in : {DType::bf16, DType::f16}) {
+    all.push_back(fill_random_spec(in));
+    for (DType out : {DType::bf16, DType::f16, DType::f32}) all.push_back(reference_samples_spec(in, out));
+  }
+  for (DType out : {DType::bf16, DType::f16, DType::f32}) all.push_back(gather_samples_spec(out));
+  for (std::size_t bytes : {2u, 4u}) all.push_back(zero_strided_spec(bytes));
+  return all;
+}
+
+}  // namespace tmagemm::jit

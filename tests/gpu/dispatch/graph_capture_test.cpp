@@ -1,0 +1,131 @@
+// graph_capture_test.cpp (GPU) — a tmagemm call captured in a CUDA graph and replayed with new input values, once
+// per backend: for a problem tuned before the capture, and for one never seen (the call then runs the heuristic
+// choice without tuning and says so once in the autotune log; the first call outside a capture tunes it).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gpu/gpu_util.hpp"
+#include "runtime/log.hpp"
+#include "tune/tuner.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+struct BackendCase {
+  const char* backend;
+  int64_t m, n, k;  // the untuned problem uses m + 8 rows (a key no other test tunes)
+};
+
+Options only(const char* backend) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::benchmark;
+  o.persistent_tma = std::string(backend) == "persistent_tma";
+  o.skinny = std::string(backend) == "skinny";
+  o.fallback = std::string(backend) == "fallback";
+  o.cublaslt = std::string(backend) == "cublaslt";
+  return o;
+}
+
+class GraphCapture : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override {
+    TMAGEMM_REQUIRE_GPU();
+    tune::forget_in_memory();
+    cuda_ok(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  void TearDown() override {
+    runtime::set_log_topics_for_testing(nullptr);
+    if (stream_) cudaStreamDestroy(stream_);
+    tune::forget_in_memory();
+  }
+
+  // Captures mm(a, b, out) on the test's stream, then replays it twice with new inputs each time.
+  void capture_and_replay(Matrix& a, Matrix& b, Matrix& out, Options o) {
+    o.stream = stream_;
+    cudaGraph_t graph = nullptr;
+    cuda_ok(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    try {
+      mm(a.view(), b.view(), out.view(), o);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    cuda_ok(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int replay = 0; replay < 2; ++replay) {
+      SCOPED_TRACE(fmt::format("replay {}", replay));
+      Matrix fresh_a = make_matrix(a.dtype, a.rows, a.cols, a.col_major, 8, rng_, true);
+      Matrix fresh_b = make_matrix(b.dtype, b.rows, b.cols, b.col_major, 8, rng_, true);
+      a.host = fresh_a.host;
+      b.host = fresh_b.host;
+      a.upload();
+      b.upload();
+      cuda_ok(cudaMemset(out.dev->ptr, 0xff, out.host.size()), "poison out");
+      cuda_ok(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+      cuda_ok(cudaStreamSynchronize(stream_), "replay");
+      const Check chk = compare(out, reference_gemm(a, b, a.rows, b.cols, a.cols));
+      EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+      EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+
+  cudaStream_t stream_ = nullptr;
+  std::mt19937 rng_{4242};
+};
+
+TEST_P(GraphCapture, TunedProblemReplaysWithNewInputs) {
+  const BackendCase c = GetParam();
+  const Options o = only(c.backend);
+  Matrix a = make_matrix(DType::bf16, c.m, c.k, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, c.k, c.n, true, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, c.m, c.n, false, 8, rng_, false);
+  mm(a.view(), b.view(), out.view(), o);  // tunes, outside the capture
+  cuda_ok(cudaDeviceSynchronize(), "tuning call");
+  const Explanation e = explain_mm(a.view(), b.view(), out.view(), o);
+  for (const auto& ch : e.choices)
+    if (ch.selected) EXPECT_EQ(ch.backend, c.backend) << e.to_string();
+  capture_and_replay(a, b, out, o);
+}
+
+TEST_P(GraphCapture, UntunedProblemRunsTheHeuristicChoiceAndTunesLater) {
+  const BackendCase c = GetParam();
+  const Options o = only(c.backend);
+  const int64_t m = c.m + 8;
+  Matrix a = make_matrix(DType::bf16, m, c.k, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, c.k, c.n, true, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, m, c.n, false, 8, rng_, false);
+  const std::string topics = "autotune";
+  runtime::set_log_topics_for_testing(&topics);
+  ::testing::internal::CaptureStderr();
+  capture_and_replay(a, b, out, o);
+  capture_and_replay(a, b, out, o);  // a second capture: the log said it already
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  std::size_t said = 0;
+  for (std::size_t at = log.find("called during a CUDA graph capture"); at != std::string::npos;
+       at = log.find("called during a CUDA graph capture", at + 1))
+    ++said;
+  EXPECT_EQ(said, 1u) << log;
+  runtime::set_log_topics_for_testing(nullptr);
+  // Outside a capture the problem is tuned now.
+  mm(a.view(), b.view(), out.view(), o);
+  cuda_ok(cudaDeviceSynchronize(), "call after the capture");
+  const Explanation e = explain_mm(a.view(), b.view(), out.view(), o);
+  int timed = 0;
+  for (const auto& ch : e.choices) timed += ch.tuned_ms.has_value();
+  EXPECT_GE(timed, 1) << e.to_string();
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBackend, GraphCapture,
+                         ::testing::Values(BackendCase{"persistent_tma", 392, 264, 200},
+                                           BackendCase{"skinny", 16, 1032, 1024},
+                                           BackendCase{"fallback", 200, 136, 72},
+                                           BackendCase{"cublaslt", 264, 392, 136}),
+                         [](const auto& info) { return std::string(info.param.backend); });
+
+}  // namespace
+}  // namespace tmagemm::testing

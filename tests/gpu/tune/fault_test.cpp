@@ -1,0 +1,203 @@
+// fault_test.cpp (GPU) — fault injection: a choice that fails to compile, one that fails to launch (in the tuner and
+// when a remembered or heuristic choice runs), an unwritable cache directory, and a tuning database held locked by
+// another process. Each call still returns the right result, and each fault is reported on stderr once.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+
+#include "gpu/gpu_util.hpp"
+#include "jit/jit.hpp"
+#include "runtime/fault.hpp"
+#include "tune/tuner.hpp"
+#include "tune/tuning_db.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+std::size_t lines(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+// Sets an environment variable for the guard's life.
+class Env {
+ public:
+  Env(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~Env() {
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+class Faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMAGEMM_REQUIRE_GPU();
+    tune::forget_in_memory();
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("tmagemm-faults-{}", ::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    runtime::set_faults_for_testing({});
+    tune::set_database_retry_seconds_for_testing(30);
+    tune::forget_in_memory();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // mm on fresh random inputs; checks the result against the reference; returns what went to stderr.
+  std::string run_checked(int64_t M, int64_t N, int64_t K, const Options& o) {
+    Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng_, true);
+    Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng_, true);
+    Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng_, false);
+    ::testing::internal::CaptureStderr();
+    try {
+      mm(a.view(), b.view(), out.view(), o);
+      cuda_ok(cudaDeviceSynchronize(), "mm");
+    } catch (...) {
+      std::fprintf(stderr, "%s", ::testing::internal::GetCapturedStderr().c_str());
+      throw;
+    }
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    const Check chk = compare(out, reference_gemm(a, b, M, N, K));
+    EXPECT_EQ(chk.nan_count, 0) << chk.first_bad << "\n" << log;
+    EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad << "\n" << log;
+    return log;
+  }
+
+  std::filesystem::path dir_;
+  std::mt19937 rng_{2718};
+};
+
+constexpr const char* kTma = "persistent_tma_128x128x64_s6_c2_g8";
+
+TEST_F(Faults, ChoiceThatFailsToCompileIsSkipped) {
+  runtime::set_faults_for_testing({std::string("^") + kTma + "_", ""});
+  Options o = Options::defaults_only();
+  o.choice_regex = std::string(kTma) + "$|cublaslt_algo0$";
+  const std::string log = run_checked(328, 264, 136, o);
+  EXPECT_EQ(count(log, std::string("dropped ") + kTma + " (precompile failed): injected compile failure"), 1u) << log;
+  EXPECT_EQ(lines(log), 1u) << log;
+  // Later calls run the winner without a word.
+  EXPECT_EQ(run_checked(328, 264, 136, o), "");
+}
+
+TEST_F(Faults, ChoiceThatFailsToLaunchIsSkippedWhenTuning) {
+  runtime::set_faults_for_testing({"", std::string(kTma) + "$"});
+  Options o = Options::defaults_only();
+  o.choice_regex = std::string(kTma) + "$|cublaslt_algo0$";
+  const std::string log = run_checked(336, 264, 136, o);
+  EXPECT_EQ(count(log, std::string("dropped ") + kTma + " (failed to run): injected launch failure"), 1u) << log;
+  EXPECT_EQ(lines(log), 1u) << log;
+}
+
+TEST_F(Faults, HeuristicChoiceThatFailsToLaunchIsReplaced) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  o.skinny = false;
+  // Which choice the heuristic takes for this problem, then make exactly that one fail.
+  Matrix a = make_matrix(DType::bf16, 344, 136, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, 136, 264, false, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, 344, 264, false, 8, rng_, false);
+  std::string picked;
+  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices)
+    if (c.selected) picked = c.name;
+  ASSERT_FALSE(picked.empty());
+  runtime::set_faults_for_testing({"", "^" + picked + "$"});
+  const std::string log = run_checked(344, 264, 136, o);
+  EXPECT_EQ(count(log, picked + " failed for"), 1u) << log;
+  EXPECT_EQ(lines(log), 1u) << log;
+  EXPECT_EQ(run_checked(344, 264, 136, o), "");  // the replacement is remembered; no new report
+}
+
+TEST_F(Faults, UnwritableCacheDirectory) {
+  // A cache directory below a regular file cannot be created, not even by root.
+  const std::filesystem::path blocker = dir_ / "not-a-directory";
+  std::ofstream(blocker) << "x";
+  Env env("TMAGEMM_CACHE_DIR", (blocker / "cache").string());
+  Options o = Options::defaults_only();
+  o.choice_regex = "cublaslt_algo[01]$";
+  const std::string first = run_checked(352, 264, 136, o);
+  EXPECT_EQ(count(first, "tuning database"), 1u) << first;
+  EXPECT_EQ(lines(first), 1u) << first;
+  EXPECT_EQ(run_checked(360, 264, 136, o), "");  // bypassed: not tried again (nor reported) for a while
+}
+
+TEST_F(Faults, TuningDatabaseLockedByAnotherProcess) {
+  // Own cache dir with a database in it; only cuBLASLt choices (no kernel compiles into the fresh cache).
+  Env env("TMAGEMM_CACHE_DIR", (dir_ / "cache").string());
+  Options o = Options::defaults_only();
+  o.choice_regex = "cublaslt_algo[01]$";
+  EXPECT_EQ(run_checked(368, 264, 136, o), "");  // creates the database
+  const std::string path = tune::TuningDb::default_path();
+
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // holds the write lock until the parent closes `release`
+    sqlite3* db = nullptr;
+    int code = sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+                       sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK
+                   ? 0
+                   : 1;
+    char c = static_cast<char>(code);
+    if (::write(ready[1], &c, 1) != 1) code = 1;
+    while (::read(release[0], &c, 1) > 0) {
+    }
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    ::_exit(code);
+  }
+  ::close(ready[1]);
+  ::close(release[0]);
+  char c = 1;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 0) << "the child could not lock the database";
+
+  const std::string locked = run_checked(376, 264, 136, o);
+  EXPECT_EQ(count(locked, "tuning database"), 1u) << locked;
+  EXPECT_EQ(lines(locked), 1u) << locked;
+  EXPECT_EQ(run_checked(384, 264, 136, o), "");  // bypassed meanwhile: no wait, no new report
+
+  ::close(release[1]);  // the other process lets go
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  tune::set_database_retry_seconds_for_testing(0);  // "later" is now
+  const int64_t M = 392;
+  EXPECT_EQ(run_checked(M, 264, 136, o), "");
+  Matrix a = make_matrix(DType::bf16, M, 136, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, 136, 264, false, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, M, 264, false, 8, rng_, false);
+  const GemmProblem p = make_mm_problem(a.view(), b.view(), out.view());
+  tune::TuningDb db(path);
+  EXPECT_TRUE(db.get(tune::database_key(p, o, runtime::device_info(0))).has_value())
+      << "the database was not used again after the lock was released";
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
