@@ -429,7 +429,13 @@ Known known(const GemmProblem& p, const Options& o) {
   return k;
 }
 
-void set_database_retry_seconds_for_testing(int seconds) { g_db_retry_seconds.store(seconds); }
+void set_database_retry_seconds_for_testing(int seconds) {
+  g_db_retry_seconds.store(seconds);
+  DatabaseState& st = db_state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  const auto latest = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  if (st.retry_after > latest) st.retry_after = latest;  // an outage in progress ends no later than the new wait
+}
 
 void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra) {
   std::lock_guard<std::mutex> lock(g_extra_mutex);

@@ -63,7 +63,8 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vecto
 void report_failure(const GemmProblem& problem, const Options& options, const choices::Choice& choice,
                     const std::string& what);
 
-// Test hook: seconds a failing tuning database is bypassed before it is tried again (default 30).
+// Test hook: seconds a failing tuning database is bypassed before it is tried again (default 30); an outage in
+// progress then ends no later than that many seconds from now.
 void set_database_retry_seconds_for_testing(int seconds);
 
 // Test hook: extra choices appended to the enumeration (e.g. a deliberately broken one). Empty to clear.

@@ -5,9 +5,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -263,5 +268,38 @@ inline Check compare(Matrix& out, const std::vector<float>& ref, int64_t batch =
   }
   return c;
 }
+
+// A fresh TMAGEMM_CACHE_DIR for one test, so benchmark mode tunes (and launches every candidate) rather than read a
+// winner stored by an earlier run; its kernels/ links to the usual cubin cache, so kernels are not compiled again.
+class FreshTuningDb {
+ public:
+  FreshTuningDb() {
+    namespace fs = std::filesystem;
+    static std::atomic<int> serial{0};
+    const fs::path kernels = fs::path(jit::cache_dir()) / "kernels";
+    if (const char* v = std::getenv("TMAGEMM_CACHE_DIR")) previous_ = v;
+    dir_ = fs::temp_directory_path() / fmt::format("tmagemm-test-db-{}-{}", ::getpid(), serial++);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::error_code ec;
+    fs::create_directories(kernels, ec);
+    fs::create_directory_symlink(kernels, dir_ / "kernels", ec);  // without it the kernels are compiled again
+    ::setenv("TMAGEMM_CACHE_DIR", dir_.c_str(), 1);
+  }
+  ~FreshTuningDb() {
+    if (previous_)
+      ::setenv("TMAGEMM_CACHE_DIR", previous_->c_str(), 1);
+    else
+      ::unsetenv("TMAGEMM_CACHE_DIR");
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);  // removes the link, not the cubin cache it points to
+  }
+  FreshTuningDb(const FreshTuningDb&) = delete;
+  FreshTuningDb& operator=(const FreshTuningDb&) = delete;
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<std::string> previous_;
+};
 
 }  // namespace tmagemm::testing

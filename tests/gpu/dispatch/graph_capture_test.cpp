@@ -80,6 +80,7 @@ class GraphCapture : public ::testing::TestWithParam<BackendCase> {
 
 TEST_P(GraphCapture, TunedProblemReplaysWithNewInputs) {
   const BackendCase c = GetParam();
+  FreshTuningDb db;
   const Options o = only(c.backend);
   Matrix a = make_matrix(DType::bf16, c.m, c.k, false, 8, rng_, true);
   Matrix b = make_matrix(DType::bf16, c.k, c.n, true, 8, rng_, true);
@@ -94,6 +95,7 @@ TEST_P(GraphCapture, TunedProblemReplaysWithNewInputs) {
 
 TEST_P(GraphCapture, UntunedProblemRunsTheHeuristicChoiceAndTunesLater) {
   const BackendCase c = GetParam();
+  FreshTuningDb db;  // never tuned, not even by an earlier run
   const Options o = only(c.backend);
   const int64_t m = c.m + 8;
   Matrix a = make_matrix(DType::bf16, m, c.k, false, 8, rng_, true);

@@ -35,6 +35,7 @@ class NonFinite : public ::testing::TestWithParam<Case> {
 
 TEST_P(NonFinite, PropagateLikeTorchOnFirstAndLaterCalls) {
   const Case c = GetParam();
+  FreshTuningDb db;  // the first call must tune (on the tuner's inputs, not these)
   Options o = Options::defaults_only();
   o.tuning = Tuning::benchmark;
   o.persistent_tma = std::string(c.backend) == "persistent_tma";

@@ -9,9 +9,9 @@ nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv
 for fl in read write; do
 echo "=== flush $fl"
 export BENCH_ARGS="--flush $fl"
-scripts/bench-forced.sh 16x33792x8192 skinny_256x64_st5_split1 skinny_128x64_st4_split1
-scripts/bench-forced.sh 16x16896x8192 skinny_128x128_st4_split1 skinny_128x64_st8_split1
-scripts/bench-forced.sh 16x28672x8192 skinny_256x64_st5_split1 skinny_128x128_st4_split1 skinny_128x64_st4_split1 skinny_64x64_st12_split1 skinny_64x64_st12_split2 cublaslt_algo0 cublaslt_algo1
+lab/bench-forced.sh 16x33792x8192 skinny_256x64_st5_split1 skinny_128x64_st4_split1
+lab/bench-forced.sh 16x16896x8192 skinny_128x128_st4_split1 skinny_128x64_st8_split1
+lab/bench-forced.sh 16x28672x8192 skinny_256x64_st5_split1 skinny_128x128_st4_split1 skinny_128x64_st4_split1 skinny_64x64_st12_split1 skinny_64x64_st12_split2 cublaslt_algo0 cublaslt_algo1
 done
 echo "=== cuBLASLt kernels (ncu)"
 for s in 16x28672x8192 64x28672x8192 16x4096x4096 64x4096x4096 1x14336x4096; do

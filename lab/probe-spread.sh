@@ -6,7 +6,7 @@
 set -uo pipefail
 out=${OUT:-out}; mkdir -p $out
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-source "$(dirname "$0")/device-lib.sh"
+source "$(dirname "$0")/../scripts/device-lib.sh"
 {
 for s in 1x28672x8192 64x28672x8192 16x28672x8192; do
   for fl in write read; do

@@ -11,7 +11,7 @@ part=${1:-ab}
 final=${OUT:-out}; mkdir -p "$final"
 out=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-source "$(dirname "$0")/device-lib.sh"
+source "$(dirname "$0")/../scripts/device-lib.sh"
 skinny_decode() {  # BINARY
   TMAGEMM_CUBLASLT=0 TMAGEMM_FALLBACK=0 TMAGEMM_PERSISTENT_TMA=0 timeout 150 "$1" bench --suite decode --out /tmp/ab-json 2>&1 | rows
 }

@@ -6,7 +6,7 @@ set -uo pipefail
 final=${OUT:-out}; mkdir -p "$final"
 out=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-source "$(dirname "$0")/device-lib.sh"
+source "$(dirname "$0")/../scripts/device-lib.sh"
 tuned() {  # SUITE OUTDIR
   echo "== bench $1 (tuned; the AUTOTUNE tables' top 4)"
   TMAGEMM_LOG=autotune timeout 250 build/tmagemm bench --suite "$1" --out "$2" 2>&1 \

@@ -2,7 +2,7 @@
 # tune-vs-bench.sh — does the tuner rank choices the way the bench does? For each shape: the tuner's AUTOTUNE table
 # TUNES times (fresh tuning database each time, the carried kernel cache), then the bench's ratio of each forced
 # choice. nvidia-smi samples clock and power every 50 ms into $OUT/smi.csv.
-# Usage: scripts/tune-vs-bench.sh "SHAPE[:layout] ..." TUNES CHOICE...   (TMAGEMM_* filters in the environment apply
+# Usage: lab/tune-vs-bench.sh "SHAPE[:layout] ..." TUNES CHOICE...   (TMAGEMM_* filters in the environment apply
 # to the tuning, e.g. TMAGEMM_CUBLASLT=0 to rank persistent TMA alone)
 set -uo pipefail
 out=${OUT:-out}
@@ -21,6 +21,6 @@ for s in $shapes; do
     TMAGEMM_LOG=autotune timeout 60 build/tmagemm tune "$s" 2>&1 | grep -E "^  [a-z]|benchmarked" | head -8
   done
   echo "== forced bench $s $(date +%T.%N | cut -c1-12)"
-  (unset TMAGEMM_CUBLASLT TMAGEMM_FALLBACK TMAGEMM_PERSISTENT_TMA; TMAGEMM_CACHE_DIR=/tmp/tvb-forced bash scripts/bench-forced.sh "$s" "$@")
+  (unset TMAGEMM_CUBLASLT TMAGEMM_FALLBACK TMAGEMM_PERSISTENT_TMA; TMAGEMM_CACHE_DIR=/tmp/tvb-forced bash lab/bench-forced.sh "$s" "$@")
 done
 kill $smi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-forced.sh — the same shapes benchmarked once per forced choice (TMAGEMM_CHOICE_REGEX), rows prefixed with
-# the choice (shape, layout, TFLOP/s ours and cuBLASLt, ratio, error). Usage: scripts/bench-forced.sh SHAPES CHOICE... (SHAPES as for `tmagemm bench --suite`)
+# the choice (shape, layout, TFLOP/s ours and cuBLASLt, ratio, error). Usage: lab/bench-forced.sh SHAPES CHOICE... (SHAPES as for `tmagemm bench --suite`)
 # BENCH_ARGS adds options to every `tmagemm bench` (e.g. BENCH_ARGS="--flush read").
 set -uo pipefail
 shapes=$1

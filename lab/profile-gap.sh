@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # profile-gap.sh — where our kernel loses to cuBLAS on one shape: ncu sections (clocks left alone) for our
 # forced config and for cuBLAS through PyTorch, and the SM clock under sustained load of each (nvidia-smi).
-# Usage: scripts/profile-gap.sh MxNxK LAYOUT CHOICE_NAME [sections...]   (writes into $OUT)
+# Usage: lab/profile-gap.sh MxNxK LAYOUT CHOICE_NAME [sections...]   (writes into $OUT)
 set -uo pipefail
 shape=$1 layout=$2 choice=$3
 shift 3

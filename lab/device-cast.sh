@@ -10,7 +10,7 @@ out=$(mktemp -d)
 export TMAGEMM_CACHE_DIR=/tmp/tmagemm-cast-$RANDOM
 mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r .kcache/kernels "$TMAGEMM_CACHE_DIR/"
 export LD_LIBRARY_PATH=$PWD/.devlibs:${LD_LIBRARY_PATH:-}
-source "$(dirname "$0")/device-lib.sh"
+source "$(dirname "$0")/../scripts/device-lib.sh"
 {
 timeout 120 build/tests/tmagemm_gpu_tests --gtest_filter='Skinny.*:Tuner.*' > "$out/gpu-tests.txt" 2>&1
 rc=$?
