@@ -4,7 +4,9 @@
 //   takes   one warpgroup's m64nN accumulator fragment (float d[N/2] per thread, wgmma layout:
 //           row = 16*warp + lane/4 + 8*((i/2)%2), col = 8*(i/4) + 2*(lane%4) + i%2), the tile origin, the
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
-//   does    convert to the output type (bf16 / f16 with round-to-nearest-even, or f32) and store;
+//   does    the epilogue stage (Epilogue: alpha, beta * bias, activation; apply_epilogue visits a wgmma fragment,
+//           the other kernels call the functor per element), then convert to the output type (bf16 / f16 with
+//           round-to-nearest-even, or f32) and store;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   pack_fragment + store_packed_chunk: the same fragment, first packed to 16-bit pairs in registers (so that the
 //           kernel can start the next tile's MMAs into the accumulators), then one 64-column chunk at a time through
@@ -26,14 +28,61 @@ namespace tmagemm::kernels {
 
 enum OutType : int { kOutBf16 = 0, kOutF16 = 1, kOutF32 = 2 };
 
-// Mirrored on the host (src/choices/persistent_tma.cpp); keep the layout identical.
+// Mirrored on the host (src/choices/epilogue_params.hpp); keep the layout identical.
 struct EpilogueParams {
   void* out;
   long long row_stride;
   long long col_stride;
   long long batch_stride;
   int vec2;  // adjacent column pairs may be stored as one 4/8-byte access
+  float alpha, beta;
+  const void* bias;  // element (b, r, c) at b*bias_bs + r*bias_rs + c*bias_cs (a broadcast dimension has stride 0)
+  long long bias_rs, bias_cs, bias_bs;
 };
+
+// The epilogue stage: v = act(beta * bias(b, r, c) + alpha * acc), composed from the host's EpilogueSpec
+// (src/choices/epilogue_params.hpp) as template arguments of the kernel's config (`using Epi = Epilogue<...>`).
+//   BiasType: -1 no bias (also beta = 0: bias values are never read), 0 bf16, 1 f16, 2 f32.
+//   Act: the Activation enum of include/tmagemm/types.hpp (0 none, 1 relu, 2 gelu (erf), 3 gelu_tanh, 4 silu,
+//        5 sigmoid), as torch.nn.functional computes them in fp32.
+//   Alpha: multiply by alpha (false: alpha = 1).
+// kIdentity: plain mm; every store path then compiles exactly as without an epilogue.
+template <int BiasType, int Act, bool Alpha>
+struct Epilogue {
+  static constexpr bool kIdentity = BiasType < 0 && Act == 0 && !Alpha;
+  __device__ __forceinline__ float operator()(const EpilogueParams& p, float v, int batch, int r, int c) const {
+    if constexpr (Alpha) v *= p.alpha;
+    if constexpr (BiasType >= 0) {
+      const long long off = batch * p.bias_bs + r * p.bias_rs + c * p.bias_cs;
+      float b;
+      if constexpr (BiasType == 2) {
+        b = static_cast<const float*>(p.bias)[off];
+      } else {
+        const cuda::std::uint16_t bits = static_cast<const cuda::std::uint16_t*>(p.bias)[off];
+        if constexpr (BiasType == 0) {
+          b = __uint_as_float(static_cast<cuda::std::uint32_t>(bits) << 16);
+        } else {
+          asm("cvt.f32.f16 %0, %1;" : "=f"(b) : "h"(bits));
+        }
+      }
+      v = fmaf(p.beta, b, v);
+    }
+    if constexpr (Act == 1) {
+      v = v < 0.0f ? 0.0f : v;  // NaN stays NaN, as torch.relu
+    } else if constexpr (Act == 2) {
+      v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    } else if constexpr (Act == 3) {
+      const float inner = 0.79788456080286536f * (v + 0.044715f * v * v * v);
+      v = 0.5f * v * (1.0f + tanhf(inner));
+    } else if constexpr (Act == 4) {
+      v = v / (1.0f + expf(-v));
+    } else if constexpr (Act == 5) {
+      v = 1.0f / (1.0f + expf(-v));
+    }
+    return v;
+  }
+};
+using IdentityEpilogue = Epilogue<-1, 0, false>;
 
 template <int Out>
 __device__ inline void store_one(void* base, long long offset, float v) {
@@ -56,6 +105,28 @@ __device__ inline void store_two(void* base, long long offset, float v0, float v
     *reinterpret_cast<cuda::std::uint32_t*>(static_cast<cuda::std::uint16_t*>(base) + offset) = ptx::pack_bf16x2(v0, v1);
   } else {
     *reinterpret_cast<cuda::std::uint32_t*>(static_cast<cuda::std::uint16_t*>(base) + offset) = ptx::pack_f16x2(v0, v1);
+  }
+}
+
+// The fragment visitor: applies Epi to every in-bounds element of one m64nN wgmma fragment (top-left (row0, col0)
+// of batch `batch`), in registers, before the fragment is stored or packed. Nothing for IdentityEpilogue.
+template <int N, class Epi>
+__device__ inline void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0, int col0,
+                                      int M, int N_total) {
+  if constexpr (!Epi::kIdentity) {
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    const int r_base = row0 + 16 * warp + lane / 4;
+    const int c_base = col0 + 2 * (lane % 4);
+#pragma unroll
+    for (int q = 0; q < N / 8; ++q)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r_base + 8 * h, c = c_base + 8 * q;
+        if (r >= M) continue;
+        if (c < N_total) d[4 * q + 2 * h] = Epi()(p, d[4 * q + 2 * h], batch, r, c);
+        if (c + 1 < N_total) d[4 * q + 2 * h + 1] = Epi()(p, d[4 * q + 2 * h + 1], batch, r, c + 1);
+      }
   }
 }
 

@@ -246,7 +246,11 @@ __device__ __forceinline__ void fallback_tile(const FallbackParams& p, const Epi
         const int c = n0 + wn * WN + j * 8 + 2 * (lane % 4);
         if (r >= p.M) continue;
         const long long off = batch_off + r * ep.row_stride + c * ep.col_stride;
-        const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+        float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+        if constexpr (!Cfg::Epi::kIdentity) {
+          if (c < p.N) v0 = typename Cfg::Epi{}(ep, v0, batch, r, c);
+          if (c + 1 < p.N) v1 = typename Cfg::Epi{}(ep, v1, batch, r, c + 1);
+        }
         if (ep.vec2 && c + 1 < p.N) {
           store_two<Cfg::kOut>(base, off, v0, v1);
         } else {

@@ -391,11 +391,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         ptx::fence_accumulators(acc[mi]);
+        const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
+        const int col0 = tc.n0 + (SN ? cidx * WN : 0);
+        apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
         if constexpr (kDeferred) {
           pack_fragment<WN, Cfg::kOut>(acc[mi], packed[mi]);
         } else {
-          const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
-          const int col0 = tc.n0 + (SN ? cidx * WN : 0);
           store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }
       }

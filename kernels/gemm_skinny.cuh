@@ -270,7 +270,12 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     }
     const int n = n0 + col;
     const long long off = batch_off + row * ep.row_stride + n * ep.col_stride;
-    const float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+    float vals[4] = {sum.x, sum.y, sum.z, sum.w};
+    if constexpr (!Cfg::Epi::kIdentity) {
+#pragma unroll
+      for (int h = 0; h < 4; ++h)
+        if (n + h < p.N) vals[h] = typename Cfg::Epi{}(ep, vals[h], batch, row, n + h);
+    }
 #pragma unroll
     for (int h = 0; h < 4; h += 2) {
       if (ep.vec2 && n + h + 1 < p.N) {

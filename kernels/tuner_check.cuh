@@ -9,6 +9,7 @@
 #pragma once
 #include <cuda/std/cstdint>
 
+#include "epilogue.cuh"
 #include "reference.cuh"
 
 namespace tmagemm::kernels {
@@ -34,7 +35,7 @@ __device__ inline cuda::std::uint64_t mix64(cuda::std::uint64_t x) {  // splitmi
   return x ^ (x >> 31);
 }
 
-// count elements of 16-bit Type from `base`; element i depends only on (seed, i).
+// count elements of Type (0 bf16, 1 f16, 4 f32) from `base`; element i depends only on (seed, i).
 template <int Type>
 __global__ void fill_random(void* base, long long count, unsigned long long seed) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -44,7 +45,10 @@ __global__ void fill_random(void* base, long long count, unsigned long long seed
     const float u1 = (static_cast<float>(r & 0xffffff) + 1.0f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((r >> 24) & 0xffffff) * (1.0f / 16777216.0f);
     const float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-    static_cast<cuda::std::uint16_t*>(base)[i] = to_bits16<Type>(v);
+    if constexpr (Type == 4)
+      static_cast<float*>(base)[i] = v;
+    else
+      static_cast<cuda::std::uint16_t*>(base)[i] = to_bits16<Type>(v);
   }
 }
 
@@ -59,10 +63,12 @@ __device__ inline float round_to_out(float f) {
   }
 }
 
-template <int InType, int OutType>
+// Epi: the problem's epilogue stage (epilogue.cuh), applied to both values (for addmm the tuner's scratch bias is in
+// ep); with an epilogue the exact value is the fp64 sum rounded to fp32, then the epilogue in fp32.
+template <int InType, int OutType, class Epi>
 __global__ void reference_samples(const void* a, const void* b, int K, long long a_rs, long long a_cs, long long a_bs,
                                   long long b_rs, long long b_cs, long long b_bs, const int* batches, const int* rows,
-                                  const int* cols, int n, double* exact, float* floor) {
+                                  const int* cols, int n, double* exact, float* floor, const EpilogueParams ep) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const long long bt = batches[i], m = rows[i], c = cols[i];
@@ -74,8 +80,14 @@ __global__ void reference_samples(const void* a, const void* b, int K, long long
     acc64 = fma(static_cast<double>(x), static_cast<double>(y), acc64);
     acc32 = fmaf(x, y, acc32);
   }
-  exact[i] = acc64;
-  floor[i] = round_to_out<OutType>(acc32);
+  if constexpr (Epi::kIdentity) {
+    exact[i] = acc64;
+    floor[i] = round_to_out<OutType>(acc32);
+  } else {
+    const int ib = static_cast<int>(bt), im = static_cast<int>(m), ic = static_cast<int>(c);
+    exact[i] = Epi{}(ep, static_cast<float>(acc64), ib, im, ic);
+    floor[i] = round_to_out<OutType>(Epi{}(ep, acc32, ib, im, ic));
+  }
 }
 
 template <int OutType>

@@ -1,11 +1,47 @@
-// epilogue_params.hpp — the host mirror of kernels::EpilogueParams (kernels/epilogue.cuh), filled from a
-// problem's output operand. Shared by every backend whose kernels use epilogue.cuh.
+// epilogue_params.hpp — the host side of the epilogue stage (kernels/epilogue.cuh), shared by every backend whose
+// kernels use it: the EpilogueSpec (what the kernel is compiled with: bias type, activation, alpha) and the
+// per-launch EpilogueParams (output, alpha, beta, bias pointer and broadcast strides).
 #pragma once
+#include <fmt/format.h>
+
 #include <cstdint>
+#include <string>
 
 #include "problem/problem.hpp"
 
 namespace tmagemm::choices {
+
+// The compile-time part of an epilogue: becomes `using Epi = tmagemm::kernels::Epilogue<bias, act, alpha>;` in a
+// kernel's config (render) and part of its name, its kernel-cache key and the backends' loaded-kernel keys (code).
+struct EpilogueSpec {
+  int bias = -1;     // -1 none (or beta = 0: bias values are never read), 0 bf16, 1 f16, 2 f32
+  int act = 0;       // tmagemm::Activation as int
+  bool alpha = false;  // alpha != 1
+
+  bool identity() const { return bias < 0 && act == 0 && !alpha; }
+  int code() const { return (bias + 1) | act << 2 | (alpha ? 1 : 0) << 5; }
+  // "" for the identity (mm kernels keep their names), else "_e<bias><act><alpha>".
+  std::string suffix() const { return identity() ? "" : fmt::format("_e{}{}{}", bias + 1, act, alpha ? 1 : 0); }
+  std::string render() const {
+    return fmt::format("  using Epi = tmagemm::kernels::Epilogue<{}, {}, {}>;\n", bias, act, alpha ? "true" : "false");
+  }
+};
+
+inline int bias_type_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : 2; }
+
+inline EpilogueSpec epilogue_spec(const GemmProblem& p) {
+  EpilogueSpec e;
+  if (p.op != Op::addmm) return e;
+  if (p.bias_kind != BiasKind::none && p.beta != 0.0f) e.bias = bias_type_code(p.bias.dtype);
+  e.act = static_cast<int>(p.act);
+  e.alpha = p.alpha != 1.0f;
+  return e;
+}
+
+// A few epilogues for `tmagemm compile-check` to compile on one config per backend (every activation, each bias type).
+inline std::vector<EpilogueSpec> epilogue_samples() {
+  return {{0, 0, false}, {0, 1, false}, {0, 2, false}, {0, 3, false}, {1, 4, true}, {2, 5, false}, {-1, 3, true}};
+}
 
 // Same layout as kernels::EpilogueParams.
 struct EpilogueParamsHost {
@@ -14,6 +50,9 @@ struct EpilogueParamsHost {
   long long col_stride;
   long long batch_stride;
   int vec2;  // adjacent columns may be stored as one 4-byte (16-bit) / 8-byte (f32) access
+  float alpha, beta;
+  const void* bias;
+  long long bias_rs, bias_cs, bias_bs;
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
@@ -26,6 +65,15 @@ inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
   const auto addr = reinterpret_cast<std::uintptr_t>(p.out.data);
   ep.vec2 = p.out.col_stride == 1 && p.out.row_stride % 2 == 0 && p.out.batch_stride % 2 == 0 &&
             addr % (2 * elem) == 0;
+  ep.alpha = p.alpha;
+  ep.beta = p.beta;
+  if (p.op == Op::addmm && p.bias_kind != BiasKind::none) {
+    // The bias operand's broadcast dimensions already have stride 0 (validation: classify_bias).
+    ep.bias = p.bias.data;
+    ep.bias_rs = p.bias.row_stride;
+    ep.bias_cs = p.bias.col_stride;
+    ep.bias_bs = p.bias.batch_stride;
+  }
   return ep;
 }
 

@@ -58,7 +58,7 @@ int fallback_a_mode(const Operand& a) { return a.col_stride == 1 ? 0 : a.row_str
 int fallback_b_mode(const Operand& b) { return b.row_stride == 1 ? 0 : b.col_stride == 1 ? 1 : 2; }
 
 std::string fallback_can_implement(const GemmProblem& p, const FallbackConfig& c) {
-  if (p.op != Op::mm && p.op != Op::bmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
     return fmt::format("op {} is not handled by the fallback template yet", to_string(p.op));
   if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
     return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
@@ -79,20 +79,23 @@ std::string fallback_can_implement(const GemmProblem& p, const FallbackConfig& c
 
 namespace {
 
-jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode, int bmode) {
+jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode, int bmode,
+                          const EpilogueSpec& epi = {}) {
   static const char* out_names[] = {"bf16", "f16", "f32"};
   jit::KernelSpec s;
-  s.name = fmt::format("{}_{}_a{}b{}_{}", c.name(), f16 ? "f16" : "bf16", amode, bmode, out_names[out]);
+  s.name = fmt::format("{}_{}_a{}b{}_{}{}", c.name(), f16 ? "f16" : "bf16", amode, bmode, out_names[out],
+                       epi.suffix());
   s.header = "gemm_fallback.cuh";
   s.extra_source = fmt::format(
       "struct TmagemmFallbackConfig {{\n"
       "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kWarpsM = {}, kWarpsN = {};\n"
       "  static constexpr bool kF16 = {};\n"
       "  static constexpr int kOut = {}, kAMode = {}, kBMode = {};\n"
+      "{}"
       "}};\n"
       "// The host launches with FallbackConfig::smem_bytes; the kernel's own count must agree.\n"
       "static_assert(tmagemm::kernels::fallback_smem_bytes<TmagemmFallbackConfig>() == {}, \"smem size drift\");\n",
-      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode, c.smem_bytes(amode, bmode));
+      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode, epi.render(), c.smem_bytes(amode, bmode));
   s.kernel = "tmagemm::kernels::gemm_fallback<TmagemmFallbackConfig>";
   return s;
 }
@@ -100,7 +103,8 @@ jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode,
 }  // namespace
 
 jit::KernelSpec fallback_spec(const GemmProblem& p, const FallbackConfig& c) {
-  return make_spec(c, p.a.dtype == DType::f16, out_code(p.out.dtype), fallback_a_mode(p.a), fallback_b_mode(p.b));
+  return make_spec(c, p.a.dtype == DType::f16, out_code(p.out.dtype), fallback_a_mode(p.a), fallback_b_mode(p.b),
+                   epilogue_spec(p));
 }
 
 std::vector<jit::KernelSpec> fallback_all_specs() {
@@ -110,6 +114,8 @@ std::vector<jit::KernelSpec> fallback_all_specs() {
       for (int out : {0, 1, 2})
         for (int am : {0, 1, 2})
           for (int bm : {0, 1, 2}) specs.push_back(make_spec(c, f16, out, am, bm));
+  for (const EpilogueSpec& e : epilogue_samples())  // addmm: a sample of epilogues on the first config
+    specs.push_back(make_spec(fallback_configs().front(), false, 0, 0, 0, e));
   return specs;
 }
 
@@ -121,10 +127,10 @@ FallbackGrid fallback_grid(const GemmProblem& p, const FallbackConfig& c, int sm
 }
 
 void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream, int sm_carveout) {
-  static jit::LoadedKernels<std::tuple<const FallbackConfig*, DType, DType, int, int, int>> loaded;
+  static jit::LoadedKernels<std::tuple<const FallbackConfig*, DType, DType, int, int, int, int>> loaded;
   const int am = fallback_a_mode(p.a), bm = fallback_b_mode(p.b);
   const std::size_t smem = c.smem_bytes(am, bm);
-  const CUfunction fn = loaded.get({&c, p.a.dtype, p.out.dtype, am, bm, p.device}, p.device, smem,
+  const CUfunction fn = loaded.get({&c, p.a.dtype, p.out.dtype, am, bm, p.device, epilogue_spec(p).code()}, p.device, smem,
                                    [&] { return fallback_spec(p, c); });
   FallbackParamsHost fp{p.a.data,          p.b.data,         p.a.row_stride,         p.a.col_stride,
                         p.a.batch_stride,  p.b.row_stride,   p.b.col_stride,         p.b.batch_stride,

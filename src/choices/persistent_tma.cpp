@@ -111,7 +111,7 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
 }
 
 std::string persistent_tma_can_implement_problem(const GemmProblem& p, const TmaConfig& c) {
-  if (p.op != Op::mm && p.op != Op::bmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
     return fmt::format("op {} is not handled by this template yet", to_string(p.op));
   if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
     return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
@@ -170,13 +170,14 @@ const std::string& trace_path() {
   return path;
 }
 
-jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out) {
+jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out,
+                          const EpilogueSpec& epi = {}) {
   if (c.store_tma && out == 2) out = 0;  // never instantiated: TMA store takes 16-bit outputs only
   static const char* out_names[] = {"bf16", "f16", "f32"};
   jit::KernelSpec s;
   const bool trace = !trace_path().empty();
-  s.name = fmt::format("{}_{}_{}{}_{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c", b_kmajor ? "c" : "r",
-                       out_names[out], trace ? "_trace" : "");
+  s.name = fmt::format("{}_{}_{}{}_{}{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c",
+                       b_kmajor ? "c" : "r", out_names[out], epi.suffix(), trace ? "_trace" : "");
   s.header = "gemm_persistent_tma.cuh";
   const bool realloc = c.consumers >= 2;  // NOTE: setmaxnreg needs a known entry register count (<= 168 at 384 threads)
   s.extra_source = fmt::format(
@@ -189,9 +190,11 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
       "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
       "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
       "  static constexpr bool kTrace = {};\n"
+      "{}"
       "}};\n",
       c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.split_n, std::max(1, c.staging_chunks), c.cluster_m,
-      c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0, realloc ? 232 : 0, trace);
+      c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0, realloc ? 232 : 0, trace,
+      epi.render());
   s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
   return s;
 }
@@ -201,7 +204,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
 jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
   // A row-major (K contiguous) is K-major; B column-major (K contiguous) is K-major.
   return make_spec(c, p.a.dtype == DType::f16, p.a.major() == Major::row, p.b.major() == Major::col,
-                   out_code(p.out.dtype));
+                   out_code(p.out.dtype), epilogue_spec(p));
 }
 
 std::vector<jit::KernelSpec> persistent_tma_all_specs() {
@@ -212,6 +215,13 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
         for (bool bk : {true, false})
           for (int out : {0, 1, 2})
             if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, f16, ak, bk, out));
+  // Epilogue variants (addmm): a sample on the first TMA-store config, so that compile-check covers every activation
+  // and bias type without multiplying the table.
+  for (const auto& c : persistent_tma_configs())
+    if (c.store_tma) {
+      for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, false, true, false, 0, e));
+      break;
+    }
   return specs;
 }
 
@@ -221,11 +231,11 @@ namespace {
 // are never replaced (modules are never unloaded), so each thread keeps a copy of those it has used and reads it
 // without the lock.
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
-  using Key = std::tuple<const TmaConfig*, DType, Major, Major, DType, int>;
+  using Key = std::tuple<const TmaConfig*, DType, Major, Major, DType, int, int>;
   static std::mutex mutex;
   static std::map<Key, CUfunction> loaded;
   thread_local std::map<Key, CUfunction> seen;
-  const Key key{&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device};
+  const Key key{&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()};
   if (auto it = seen.find(key); it != seen.end()) return it->second;
   {
     std::lock_guard<std::mutex> lock(mutex);

@@ -81,7 +81,7 @@ int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
 }
 
 std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast) {
-  if (p.op != Op::mm && p.op != Op::bmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
     return fmt::format("op {} is not handled by the skinny template yet", to_string(p.op));
   if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
     return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
@@ -170,11 +170,12 @@ std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count, int sm_c
 
 namespace {
 
-jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool a_k_major, bool b_k_major) {
+jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool a_k_major, bool b_k_major,
+                          const EpilogueSpec& epi = {}) {
   static const char* out_names[] = {"bf16", "f16", "f32"};
   jit::KernelSpec s;
-  s.name = fmt::format("{}_m{}_{}_{}{}_{}", c.name(), mp, f16 ? "f16" : "bf16", a_k_major ? 'r' : 'c',
-                       b_k_major ? 'c' : 'r', out_names[out]);
+  s.name = fmt::format("{}_m{}_{}_{}{}_{}{}", c.name(), mp, f16 ? "f16" : "bf16", a_k_major ? 'r' : 'c',
+                       b_k_major ? 'c' : 'r', out_names[out], epi.suffix());
   s.header = "gemm_skinny.cuh";
   s.extra_source = fmt::format(
       "struct TmagemmSkinnyConfig {{\n"
@@ -182,10 +183,11 @@ jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool
       "  static constexpr bool kF16 = {};\n"
       "  static constexpr int kOut = {};\n"
       "  static constexpr bool kAKMajor = {}, kBKMajor = {};\n"
+      "{}"
       "}};\n"
       "// The host launches with SkinnyConfig::smem_bytes; the kernel's own count must agree.\n"
       "static_assert(tmagemm::kernels::skinny_smem_bytes<TmagemmSkinnyConfig>() == {}, \"smem size drift\");\n",
-      c.bn, c.bk, c.stages, mp, f16, out, a_k_major, b_k_major, c.smem_bytes(mp, a_k_major));
+      c.bn, c.bk, c.stages, mp, f16, out, a_k_major, b_k_major, epi.render(), c.smem_bytes(mp, a_k_major));
   s.kernel = "tmagemm::kernels::gemm_skinny<TmagemmSkinnyConfig>";
   return s;
 }
@@ -197,7 +199,7 @@ bool b_k_major(const GemmProblem& p) { return p.b.major() == Major::col; }
 
 jit::KernelSpec skinny_spec(const GemmProblem& p, const SkinnyConfig& c) {
   return make_spec(c, skinny_padded_m(p.m), p.a.dtype == DType::f16, out_code(p.out.dtype), a_k_major(p),
-                   b_k_major(p));
+                   b_k_major(p), epilogue_spec(p));
 }
 
 std::vector<jit::KernelSpec> skinny_all_specs() {
@@ -208,6 +210,8 @@ std::vector<jit::KernelSpec> skinny_all_specs() {
         for (int out : {0, 1, 2})
           for (bool ak : {true, false})
             for (bool bk : {true, false}) specs.push_back(make_spec(c, mp, f16, out, ak, bk));
+  for (const EpilogueSpec& e : epilogue_samples())  // addmm: a sample of epilogues on the first config
+    specs.push_back(make_spec(skinny_configs().front(), 32, false, 0, true, false, e));
   return specs;
 }
 
@@ -216,11 +220,12 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   if (sm_carveout > 0)
     if (auto r = skinny_carveout_reason(p, c, splits, runtime::device_info(p.device).sm_count, sm_carveout); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", skinny_choice_name(c, splits, cast), r));
-  static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int>> loaded;
+  static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
   const std::size_t smem = c.smem_bytes(mp, ak);
-  const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device}, p.device, smem,
+  const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device, epilogue_spec(p).code()},
+                                   p.device, smem,
                                    [&] { return skinny_spec(p, c); });
   const auto type = p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   // No L2 promotion: with 256-byte promotion on B's 128-byte box rows the kernel streamed B 8-13 % slower

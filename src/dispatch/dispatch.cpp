@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <mutex>
 
+#include "choices/epilogue_params.hpp"
 #include "jit/jit.hpp"
 #include "jit/support_kernels.hpp"
 #include "runtime/cuda_check.hpp"
@@ -72,6 +74,26 @@ void write_zeros(const GemmProblem& p, cudaStream_t stream) {
   }
 }
 
+// addmm with K = 0: out = act(beta * bias) (torch: the product of an empty K is zero), through the epilogue stage.
+void write_epilogue_of_zero(const GemmProblem& p, cudaStream_t stream) {
+  const choices::EpilogueSpec epi = choices::epilogue_spec(p);
+  const int out = p.out.dtype == DType::bf16 ? 0 : p.out.dtype == DType::f16 ? 1 : 2;
+  static jit::LoadedKernels<std::tuple<int, int, int>> kernels;
+  CUfunction fn = kernels.get({out, epi.code(), p.device}, p.device, 0,
+                              [&] { return jit::epilogue_only_spec(out, epi.render(), epi.suffix()); });
+  choices::EpilogueParamsHost ep = choices::epilogue_params(p);
+  long long batch = p.batch;
+  int rows = static_cast<int>(p.m), cols = static_cast<int>(p.n);
+  void* params[] = {&ep, &batch, &rows, &cols};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>((p.batch * p.m * p.n + 255) / 256, 1, 4096));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch(epilogue_only)");
+}
+
 // Library workspace (cuBLASLt) for one launch. Outside a capture: one buffer per (device, stream), kept and grown
 // (launches on one stream are ordered, so they may share it). Inside a capture: stream-ordered memory from the
 // device's default pool, allocated and freed around the launch on the capturing stream, so the graph holds its own
@@ -115,11 +137,14 @@ class Workspace {
 
 void run(const GemmProblem& p, const Options& o) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  if (p.op != Op::mm && p.op != Op::bmm)
+  if (p.op == Op::scaled_mm)
     throw Error(ErrorCode::unsupported, fmt::format("{} is not implemented yet", to_string(p.op)));
   DeviceGuard device(p.device);
   if (p.k == 0) {
-    write_zeros(p, o.stream);
+    if (choices::epilogue_spec(p).identity())
+      write_zeros(p, o.stream);
+    else
+      write_epilogue_of_zero(p, o.stream);
     return;
   }
   // A choice that fails to compile or launch is reported and skipped, and the next one runs; choose() throws

@@ -6,7 +6,8 @@
 
 namespace tmagemm::dispatch {
 
-// Runs the problem on options.stream. Empty problems (M or N = 0) do nothing; K = 0 writes zeros.
+// Runs the problem on options.stream. Empty problems (M or N = 0) do nothing; K = 0 writes zeros (addmm:
+// act(beta * bias)).
 // Throws Error(no_valid_choice) listing each backend's reason when nothing can run it.
 void run(const GemmProblem& problem, const Options& options);
 

@@ -26,10 +26,16 @@ KernelSpec fill_random_spec(DType dtype) {
   return spec(fmt::format("fill_random_{}", code(dtype)), "tuner_check.cuh", fmt::format("fill_random<{}>", code(dtype)));
 }
 
-KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype) {
+KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype, const std::string& epilogue_config,
+                                  const std::string& epilogue_suffix) {
   const int in = code(in_dtype), out = code(out_dtype);
-  return spec(fmt::format("reference_samples_{}_{}", in, out), "tuner_check.cuh",
-              fmt::format("reference_samples<{}, {}>", in, out));
+  KernelSpec s = spec(fmt::format("reference_samples_{}_{}{}", in, out, epilogue_suffix), "tuner_check.cuh",
+                      fmt::format("reference_samples<{}, {}, TmagemmCheckEpilogue::Epi>", in, out));
+  s.extra_source = "struct TmagemmCheckEpilogue {\n" +
+                   (epilogue_config.empty() ? std::string("  using Epi = tmagemm::kernels::IdentityEpilogue;\n")
+                                            : epilogue_config) +
+                   "};\n";
+  return s;
 }
 
 KernelSpec gather_samples_spec(DType out_dtype) {
@@ -42,14 +48,27 @@ KernelSpec zero_strided_spec(std::size_t element_bytes) {
               fmt::format("zero_strided<{}>", element_bytes));
 }
 
+KernelSpec epilogue_only_spec(int out_code, const std::string& epilogue_config, const std::string& epilogue_suffix) {
+  KernelSpec s = spec(fmt::format("epilogue_only_{}{}", out_code, epilogue_suffix), "fill.cuh",
+                      fmt::format("epilogue_only<{}, TmagemmEpilogueOnly::Epi>", out_code));
+  s.extra_source = "struct TmagemmEpilogueOnly {\n" + epilogue_config + "};\n";
+  s.kernel = fmt::format("tmagemm::kernels::epilogue_only<{}, TmagemmEpilogueOnly::Epi>", out_code);
+  return s;
+}
+
 std::vector<KernelSpec> support_kernel_specs() {
   std::vector<KernelSpec> all;
+  all.push_back(fill_random_spec(DType::f32));
+  all.push_back(reference_samples_spec(DType::bf16, DType::bf16, "  using Epi = tmagemm::kernels::Epilogue<0, 2, true>;\n",
+                                       "_e1_2_1"));
   for (DType in : {DType::bf16, DType::f16}) {
     all.push_back(fill_random_spec(in));
     for (DType out : {DType::bf16, DType::f16, DType::f32}) all.push_back(reference_samples_spec(in, out));
   }
   for (DType out : {DType::bf16, DType::f16, DType::f32}) all.push_back(gather_samples_spec(out));
   for (std::size_t bytes : {2u, 4u}) all.push_back(zero_strided_spec(bytes));
+  for (int out : {0, 2})
+    all.push_back(epilogue_only_spec(out, "  using Epi = tmagemm::kernels::Epilogue<0, 3, true>;\n", "_e1_3_1"));
   return all;
 }
 

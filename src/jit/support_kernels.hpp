@@ -3,6 +3,7 @@
 // the list of every variant for `tmagemm compile-check`.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "jit/jit.hpp"
@@ -10,10 +11,15 @@
 
 namespace tmagemm::jit {
 
-KernelSpec fill_random_spec(DType dtype);                             // 16-bit dtypes
-KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype);   // 16-bit in; bf16, f16 or f32 out
+KernelSpec fill_random_spec(DType dtype);                             // bf16, f16, f32
+// 16-bit in; bf16, f16 or f32 out; the epilogue as epilogue_only_spec takes it (empty: none).
+KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype, const std::string& epilogue_config = {},
+                                  const std::string& epilogue_suffix = {});
 KernelSpec gather_samples_spec(DType out_dtype);
 KernelSpec zero_strided_spec(std::size_t element_bytes);              // 2 or 4
+// addmm with K = 0: out = act(beta * bias); out_code 0 bf16, 1 f16, 2 f32; epilogue_config the rendered
+// `using Epi = ...;` line and epilogue_suffix its name part (choices/epilogue_params.hpp, EpilogueSpec).
+KernelSpec epilogue_only_spec(int out_code, const std::string& epilogue_config, const std::string& epilogue_suffix);
 
 std::vector<KernelSpec> support_kernel_specs();
 

@@ -441,6 +441,13 @@ GemmProblem build(const Inputs& in) {
   const int64_t out_extent = extents[args.size() - 1];
   const uintptr_t out_end = out_begin + static_cast<uintptr_t>(out_extent);
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    // addmm in place: out may be exactly bias (same memory, dtype and strides): each element of bias is read
+    // before the same thread writes that element of out.
+    const TensorView& v = *args[i].view;
+    if (in.op == Op::addmm && std::string_view(args[i].name) == "bias" && v.data == out.data &&
+        v.dtype == out.dtype && v.rank == out.rank && v.sizes[0] == out.sizes[0] && v.sizes[1] == out.sizes[1] &&
+        v.strides[0] == out.strides[0] && v.strides[1] == out.strides[1])
+      continue;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(args[i].view->data);
     const uintptr_t end = begin + static_cast<uintptr_t>(extents[i]);
     if (extents[i] > 0 && out_extent > 0 && begin < out_end && out_begin < end)

@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "jit/jit.hpp"
 #include "jit/support_kernels.hpp"
+#include "choices/epilogue_params.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 #include "runtime/fault.hpp"
@@ -76,6 +78,12 @@ ScratchInput scratch_input(const Operand& o, int64_t batch, int device, uint64_t
   return s;
 }
 
+// The reference kernel for a problem: its epilogue stage (addmm) applied to the reference values too.
+jit::KernelSpec check_reference_spec(const GemmProblem& p) {
+  const choices::EpilogueSpec epi = choices::epilogue_spec(p);
+  return jit::reference_samples_spec(p.a.dtype, p.out.dtype, epi.render(), epi.suffix());
+}
+
 // Positions sampled for the accuracy check, the fp64 reference there, and the floor: what an fp32-accumulated GEMM
 // rounded once to the output type gets (its relative error against the reference is floor_error).
 struct Samples {
@@ -119,7 +127,7 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   runtime::check_cuda(cudaMemcpyAsync(s.idx->ptr, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice,
                                       stream),
                       "cudaMemcpyAsync(samples)");
-  CUfunction fn = jit::load(jit::reference_samples_spec(p.a.dtype, p.out.dtype), p.device, 0);
+  CUfunction fn = jit::load(check_reference_spec(p), p.device, 0);
   const void* a = p.a.data;
   const void* b = p.b.data;
   int k = static_cast<int>(p.k), n = s.n;
@@ -130,7 +138,8 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   const int* cols = rows + s.n;
   double* exact = static_cast<double*>(s.values->ptr);
   float* floor = reinterpret_cast<float*>(exact + s.n);
-  void* params[] = {&a, &b, &k, &ars, &acs, &abs_, &brs, &bcs, &bbs, &bat, &rows, &cols, &n, &exact, &floor};
+  choices::EpilogueParamsHost ep = choices::epilogue_params(p);
+  void* params[] = {&a, &b, &k, &ars, &acs, &abs_, &brs, &bcs, &bbs, &bat, &rows, &cols, &n, &exact, &floor, &ep};
   launch_simple(fn, params, s.n, stream);
   s.exact.resize(static_cast<std::size_t>(s.n));
   std::vector<float> floor_values(static_cast<std::size_t>(s.n));
@@ -197,7 +206,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
             else if (i == cands.size() + 1)
               jit::compile(jit::fill_random_spec(p.b.dtype), arch);
             else if (i == cands.size() + 2)
-              jit::compile(jit::reference_samples_spec(p.a.dtype, p.out.dtype), arch);
+              jit::compile(check_reference_spec(p), arch);
             else if (i == cands.size() + 3)
               jit::compile(jit::gather_samples_spec(p.out.dtype), arch);
             else
@@ -223,6 +232,11 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   GemmProblem sp = p;
   sp.a = scratch_a.operand;
   sp.b = scratch_b.operand;
+  std::optional<ScratchInput> scratch_bias;  // addmm: the bias too (its values may be NaN; out may alias it)
+  if (p.op == Op::addmm && p.bias_kind != BiasKind::none) {
+    scratch_bias.emplace(scratch_input(p.bias, 1, p.device, 0x63, stream));
+    sp.bias = scratch_bias->operand;
+  }
   sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
   std::size_t ws_bytes = 0;
   for (const auto& c : cands) ws_bytes = std::max(ws_bytes, c->workspace_bytes(p));

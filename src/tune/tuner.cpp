@@ -41,6 +41,7 @@ struct MemoKey {
   int tuning, carveout;
   bool persistent_tma, fallback, cublaslt, skinny, reduced;
   int bias_kind, act, scale_kind;
+  unsigned epilogue_bits;  // epilogue_class
   bool fast_accum;
   std::string regex;
   bool operator==(const MemoKey&) const = default;
@@ -59,7 +60,8 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.skinny) << 60 | static_cast<uint64_t>(k.reduced) << 61);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
-        static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56);
+        static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56 |
+        static_cast<uint64_t>(k.epilogue_bits) << 60);
     mix(k.smem);
     mix(static_cast<uint64_t>(k.m));
     mix(static_cast<uint64_t>(k.n));
@@ -82,6 +84,23 @@ unsigned row_class(const Operand& o) {
 // Three bits per operand: TMA-compatible, row class (the alignment class of the DB key).
 unsigned align_bits(const Operand& o) { return (can_use_tma(o).ok ? 1u : 0u) | row_class(o) << 1; }
 
+// What of an addmm's epilogue, beyond bias kind and activation, changes which choices apply (cuBLASLt's epilogues
+// take beta 0 or 1, an unscaled bias vector of the output type with unit stride) or which kernel runs (alpha != 1,
+// bias dtype): beta class (0, 1, other) | alpha != 1 << 2 | bias dtype code << 3 | bias unit-stride and 16-byte
+// aligned << 5. 0 for other ops.
+unsigned epilogue_class(const GemmProblem& p) {
+  if (p.op != Op::addmm) return 0;
+  const unsigned beta = p.beta == 0.0f ? 0u : p.beta == 1.0f ? 1u : 2u;
+  unsigned bits = beta | (p.alpha != 1.0f ? 4u : 0u);
+  if (p.bias_kind != BiasKind::none) {
+    bits |= (p.bias.dtype == DType::bf16 ? 0u : p.bias.dtype == DType::f16 ? 1u : 2u) << 3;
+    const bool unit = p.bias.col_stride == 1 || p.bias.row_stride == 1;
+    const bool aligned = reinterpret_cast<std::uintptr_t>(p.bias.data) % 16 == 0;
+    bits |= (unit && aligned ? 1u : 0u) << 5;
+  }
+  return bits;
+}
+
 MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& d) {
   return MemoKey{static_cast<int>(p.op),         p.device,
                  d.sm_count,                     d.smem_per_block_optin,
@@ -97,6 +116,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  o.allow_reduced_precision_reduction,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
+                 epilogue_class(p),
                  p.fast_accum,                   o.choice_regex};
 }
 
@@ -296,8 +316,8 @@ std::string tuning_key(const GemmProblem& p) { return tuning_key(p, runtime::dev
 std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
   std::string epilogue = "none";
   if (p.op == Op::addmm || p.op == Op::scaled_mm)
-    epilogue = fmt::format("bias{}-act{}-scale{}-fast{}", static_cast<int>(p.bias_kind), to_string(p.act),
-                           static_cast<int>(p.scale_kind), p.fast_accum ? 1 : 0);
+    epilogue = fmt::format("bias{}-act{}-scale{}-fast{}-e{}", static_cast<int>(p.bias_kind), to_string(p.act),
+                           static_cast<int>(p.scale_kind), p.fast_accum ? 1 : 0, epilogue_class(p));
   return fmt::format("{}|{}sm|cc{}{}|drv{}|v{}|{}|{}.{}->{}|{}{}{}|{}x{}x{}x{}|{}{}{}|{}", d.name, d.sm_count,
                      d.cc_major, d.cc_minor, d.driver_version, version(), to_string(p.op), to_string(p.a.dtype),
                      to_string(p.b.dtype), to_string(p.out.dtype), to_string(p.a.major())[0],

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "choices/epilogue_params.hpp"
 #include "choices/fallback.hpp"
 
 namespace tmagemm::choices {
@@ -55,8 +56,10 @@ TEST(FallbackHost, RefusesWithReasons) {
   p = problem(operand(0x1001, 8, 8, 8, 1), operand(0x2000, 8, 8, 8, 1), operand(0x3000, 8, 8, 8, 1));
   EXPECT_NE(fallback_can_implement(p, c).find("2-byte aligned"), std::string::npos);
   p = problem(operand(0x1000, 8, 8, 8, 1), operand(0x2000, 8, 8, 8, 1), operand(0x3000, 8, 8, 8, 1));
-  p.op = Op::addmm;
-  EXPECT_NE(fallback_can_implement(p, c).find("addmm"), std::string::npos);
+  p.op = Op::scaled_mm;
+  EXPECT_NE(fallback_can_implement(p, c).find("scaled_mm"), std::string::npos);
+  p.op = Op::addmm;  // through the epilogue stage
+  EXPECT_EQ(fallback_can_implement(p, c), "");
   // The kernel counts (batch, tile) items in 32 bits: 2^13 x 2^13 tiles of 128x128 in each of 32 matrices is 2^31.
   p = problem(operand(0x1000, 1 << 20, 8, 8, 1), operand(0x2000, 8, 1 << 20, 1 << 20, 1),
               operand(0x3000, 1 << 20, 1 << 20, 1 << 20, 1));
@@ -77,7 +80,8 @@ TEST(FallbackHost, SharedMemoryFollowsTheOperandModes) {
 
 TEST(FallbackHost, EveryVariantOnceForCompileCheck) {
   const auto specs = fallback_all_specs();
-  EXPECT_EQ(specs.size(), fallback_configs().size() * 2 /*dtype*/ * 3 /*out*/ * 3 /*a mode*/ * 3 /*b mode*/);
+  EXPECT_EQ(specs.size(), fallback_configs().size() * 2 /*dtype*/ * 3 /*out*/ * 3 /*a mode*/ * 3 /*b mode*/ +
+                              epilogue_samples().size());
   std::set<std::string> names;
   for (const auto& s : specs) names.insert(s.name);
   EXPECT_EQ(names.size(), specs.size());

@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "choices/epilogue_params.hpp"
 #include "choices/skinny.hpp"
 #include "cpu/test_support.hpp"
 #include "tune/tuner.hpp"
@@ -59,8 +60,10 @@ TEST(SkinnyHost, RefusesWithReasons) {
   const SkinnyConfig& c = config(128, 64, 4);
   EXPECT_NE(skinny_can_implement(problem(65, 4096, 4096), c, 1).find("M = 65 is above 64"), std::string::npos);
   GemmProblem p = problem(16, 4096, 4096);
-  p.op = Op::addmm;
-  EXPECT_NE(skinny_can_implement(p, c, 1).find("addmm"), std::string::npos);
+  p.op = Op::scaled_mm;
+  EXPECT_NE(skinny_can_implement(p, c, 1).find("scaled_mm"), std::string::npos);
+  p.op = Op::addmm;  // through the epilogue stage
+  EXPECT_EQ(skinny_can_implement(p, c, 1), "");
   p = problem(16, 4096, 4096);
   p.b = operand(0x7f1000000002, 4096, 4096, 4096, 1);  // base off 16 bytes
   EXPECT_EQ(skinny_can_implement(p, c, 1).rfind("B: ", 0), 0u) << skinny_can_implement(p, c, 1);
@@ -127,7 +130,8 @@ TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
   }
   EXPECT_EQ(names.size(), choices.size());
   const auto specs = skinny_all_specs();
-  EXPECT_EQ(specs.size(), skinny_configs().size() * 2 /*mp*/ * 2 /*dtype*/ * 3 /*out*/ * 2 /*a*/ * 2 /*b*/);
+  EXPECT_EQ(specs.size(), skinny_configs().size() * 2 /*mp*/ * 2 /*dtype*/ * 3 /*out*/ * 2 /*a*/ * 2 /*b*/ +
+                              epilogue_samples().size());
   std::set<std::string> spec_names;
   for (const auto& s : specs) spec_names.insert(s.name);
   EXPECT_EQ(spec_names.size(), specs.size());

@@ -634,9 +634,11 @@ TEST_F(ProblemValidate, OutPartiallyOverlapsB) {
   EXPECT_NO_THROW(make_mm_problem(a, b, adjacent));
 }
 
-TEST_F(ProblemValidate, OutEqualsBias) {
-  TensorView bias = out;
-  EXPECT_TMAGEMM_ERROR(make_addmm_problem(bias, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
+TEST_F(ProblemValidate, OutEqualsBiasIsInPlaceAnyOtherOverlapIsAnError) {
+  TensorView bias = out;  // exactly out: addmm in place (torch's addmm_)
+  EXPECT_NO_THROW(make_addmm_problem(bias, a, b, out, 1, 1, Activation::none));
+  TensorView shifted = TensorView::contiguous(out.data, DType::bf16, {1, 48});  // a row of out's memory as the bias
+  EXPECT_TMAGEMM_ERROR(make_addmm_problem(shifted, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
                        "addmm: out overlaps bias");
 }
 
