@@ -1,6 +1,6 @@
-// cublaslt.cpp — the cuBLASLt backend (see cublaslt.hpp): problem -> column-major cuBLASLt call, per-device
-// handles, descriptors and heuristic query (with the reduction-scheme accuracy floor) at enumeration, one Choice per
-// heuristic algorithm, launch.
+// cublaslt.cpp — the cuBLASLt backend (see cublaslt.hpp): problem -> column-major cuBLASLt call (with addmm's
+// epilogue where cuBLASLt has one), per-device handles, descriptors and heuristic query (with the reduction-scheme
+// accuracy floor) at enumeration, one Choice per heuristic algorithm, launch.
 #include "choices/cublaslt.hpp"
 
 #include <cublasLt.h>
@@ -59,7 +59,7 @@ CublasLtMatrix stored(const char* name, const Operand& o, bool out_col, int64_t 
 }  // namespace
 
 std::string cublaslt_reason_unsupported(const GemmProblem& p) {
-  if (p.op != Op::mm && p.op != Op::bmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
     return fmt::format("op {} not handled by the cuBLASLt backend yet", to_string(p.op));
   if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
     return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
@@ -90,7 +90,123 @@ std::string cublaslt_reason_unsupported(const GemmProblem& p) {
   }
   if (p.batch > 1 && p.out.batch_stride == 0)
     return "out has batch stride 0 with batch > 1 (every batch would write the same matrix)";
+  return cublaslt_epilogue_reason(p);
+}
+
+std::string cublaslt_epilogue_reason(const GemmProblem& p) {
+  if (p.op != Op::addmm) return {};
+  switch (p.act) {
+    case Activation::none:
+    case Activation::relu:
+    case Activation::gelu_tanh: break;
+    case Activation::gelu:
+      return "cuBLASLt has no epilogue for act=gelu (erf): its GELU epilogue is the tanh approximation "
+             "(act=gelu_tanh)";
+    default: return fmt::format("cuBLASLt has no epilogue for act={}", to_string(p.act));
+  }
+  // beta == 0: the bias is never read (NaN in it must not reach out), so the call is a plain GEMM.
+  if (p.beta == 0.0f || p.bias_kind == BiasKind::none) return {};
+  const bool out_col = p.out.major() == Major::col;
+  if (p.bias_kind == BiasKind::row_vector || p.bias_kind == BiasKind::col_vector) {
+    const bool per_column = p.bias_kind == BiasKind::row_vector;  // one value per output column
+    const char* kind =
+        per_column ? "row vector (one value per output column)" : "column vector (one value per output row)";
+    if (p.beta != 1.0f)
+      return fmt::format("cuBLASLt's bias epilogue adds the bias unscaled (beta must be 1; got beta={} with a {} "
+                         "bias)",
+                         p.beta, per_column ? "row-vector" : "column-vector");
+    // NOTE: cuBLASLt's bias vector has one element per row of D (cublasLt.h, CUBLASLT_EPILOGUE_BIAS: "Bias vector
+    // length must match matrix D rows ... broadcasted to all columns"). D is out^T (one row per output column)
+    // when out is row-major and out itself (one row per output row) when out is column-major.
+    if (per_column == out_col)
+      return fmt::format(
+          "bias is a {} but out is {}-major: cuBLASLt's bias epilogue adds one value per row of its column-major D, "
+          "which is one per output {} here",
+          kind, out_col ? "column" : "row", out_col ? "row" : "column");
+    // NOTE: the bias vector must be packed (cublasLt.h, CUBLASLT_EPILOGUE_BIAS: "stride between vector elements
+    // is 1"); a vector of one element has no stride to speak of.
+    const int64_t length = per_column ? p.bias.cols : p.bias.rows;
+    const int64_t stride = per_column ? p.bias.col_stride : p.bias.row_stride;
+    if (length > 1 && stride != 1)
+      return fmt::format("bias {} has element stride {}: cuBLASLt's bias epilogue needs a packed vector (stride 1)",
+                         kind, stride);
+    // NOTE: cuBLASLt's bias vector has D's type except for int8 (IMMA) and fp8 kernels (cublasLt.h,
+    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE), so an f32 bias with a 16-bit out is not a documented combination (on an
+    // H200 with cuBLASLt 13.1, bf16 in/out with BIAS_DATA_TYPE = CUDA_R_32F: the heuristic says INVALID_VALUE).
+    if (p.bias.dtype != p.out.dtype)
+      return fmt::format(
+          "bias dtype {} differs from out's {}: cuBLASLt's bias vector has the output type for 16-bit inputs "
+          "(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE takes another type only for int8 and fp8 kernels)",
+          to_string(p.bias.dtype), to_string(p.out.dtype));
+    if (p.bias.data == p.out.data)
+      return "bias is out's own memory (in place): cuBLASLt does not document reading a bias vector that D "
+             "overwrites";
+    return {};
+  }
+  // Full MxN bias: cuBLAS's C, scaled by cuBLAS's beta.
+  // NOTE: cublasLt.h documents RELU and GELU as transforms of "the results" and says only of the BIAS epilogues that
+  // the bias is added before them; it does not say that beta * C comes first. cuBLASLt 13.1 on an H200 did apply
+  // RELU and GELU after beta * C, but an undocumented order is not relied on: a full bias with an activation is
+  // refused.
+  if (p.act != Activation::none)
+    return fmt::format(
+        "cuBLASLt adds a full MxN bias only as its C matrix (beta * C), and cublasLt.h does not say whether the {} "
+        "epilogue applies after beta * C is added (act={} needs a bias vector or beta = 0)",
+        p.act == Activation::relu ? "RELU" : "GELU", to_string(p.act));
+  // NOTE: cuBLASLt's C has D's type for 16-bit inputs with CUBLAS_COMPUTE_32F (C and D share one column in the
+  // cuBLAS documentation's table of cublasLtMatmul's type combinations; cublasLt.h does not list them).
+  if (p.bias.dtype != p.out.dtype)
+    return fmt::format("full bias dtype {} differs from out's {}: cuBLASLt reads a full bias as its C matrix, which "
+                       "has the output type",
+                       to_string(p.bias.dtype), to_string(p.out.dtype));
+  const Major major = p.bias.major();
+  if (major == Major::strided)
+    return fmt::format("full bias has no unit stride (strides {}, {}): cuBLASLt reads it as its C matrix, which must "
+                       "be column- or row-major",
+                       p.bias.row_stride, p.bias.col_stride);
+  // NOTE: cuBLASLt applies no op to C (cublasLt.h, CUBLASLT_MATMUL_DESC_TRANSC: "Currently only CUBLAS_OP_N is
+  // supported"), so C must be stored in D's orientation, i.e. bias in out's order.
+  if (major != p.out.major())
+    return fmt::format("full bias is {}-major but out is {}-major: cuBLASLt reads the bias as its C matrix "
+                       "untransposed (CUBLASLT_MATMUL_DESC_TRANSC takes only CUBLAS_OP_N), so it must have out's "
+                       "order",
+                       to_string(major), to_string(p.out.major()));
+  const int64_t contiguous = major == Major::col ? p.bias.rows : p.bias.cols;
+  if (p.bias.ld() < std::max<int64_t>(1, contiguous))
+    return fmt::format("full bias is {}-major with {} stride {}, less than its {} {} (cuBLASLt needs a leading "
+                       "dimension of at least the contiguous extent)",
+                       to_string(major), major == Major::col ? "col" : "row", p.bias.ld(), contiguous,
+                       major == Major::col ? "rows" : "columns");
+  // NOTE: cuBLASLt computes in place (C == D) only when C and D have the same layout; out of place, C's leading
+  // dimension may differ from D's (the cuBLAS documentation of cublasLtMatmul; cublasLt.h says nothing of it).
+  if (p.bias.data == p.out.data && p.bias.ld() != p.out.ld())
+    return fmt::format("full bias is out's memory with leading dimension {} against out's {}: cuBLASLt computes in "
+                       "place (C == D) only with identical C and D layouts",
+                       p.bias.ld(), p.out.ld());
   return {};
+}
+
+namespace {
+
+bool is_bias_epilogue(int epilogue) {
+  return epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
+         epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+}
+
+}  // namespace
+
+int cublaslt_epilogue(const GemmProblem& p) {
+  if (p.op != Op::addmm) return CUBLASLT_EPILOGUE_DEFAULT;
+  const bool vector = p.beta != 0.0f && (p.bias_kind == BiasKind::row_vector || p.bias_kind == BiasKind::col_vector);
+  switch (p.act) {
+    case Activation::relu: return vector ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    // NOTE: CUBLASLT_EPILOGUE_GELU is the tanh approximation of GELU. cublasLt.h says only "GELU point-wise
+    // transform"; PyTorch's _addmm_activation(use_gelu=True) runs this epilogue and, where it cannot, applies
+    // gelu(approximate="tanh") instead. Seen on an H200 with cuBLASLt 13.1 (GELU and GELU_BIAS, f32 out, x in
+    // [-6, 6]): within 5e-6 of the tanh formula, 4.7e-4 off the erf one.
+    case Activation::gelu_tanh: return vector ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    default: return vector ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  }
 }
 
 CublasLtCall cublaslt_call(const GemmProblem& p) {
@@ -111,6 +227,20 @@ CublasLtCall cublaslt_call(const GemmProblem& p) {
     call.b = stored("a", p.a, out_col, p.batch);
   }
   call.c = stored("out", p.out, out_col, p.batch);
+  call.c_in = call.c;
+  call.alpha = p.alpha;
+  call.beta = 0.0f;
+  if (p.op != Op::addmm) return call;
+  call.epilogue = cublaslt_epilogue(p);
+  if (p.beta != 0.0f && p.bias_kind == BiasKind::full) {  // C = bias, read with beta
+    call.c_in = stored("bias", p.bias, out_col, p.batch);
+    call.beta = p.beta;
+  }
+  if (is_bias_epilogue(call.epilogue)) {  // beta == 1: the epilogue adds the vector unscaled
+    call.bias = p.bias.data;
+    call.bias_dtype = p.bias.dtype;
+    call.bias_alignment = alignment_of(reinterpret_cast<std::uintptr_t>(p.bias.data));
+  }
   return call;
 }
 
@@ -199,12 +329,15 @@ cublasStatus_t handle_for(int device, cublasLtHandle_t* handle) {
 // The matmul and layout descriptors of one call (host objects only).
 struct Descriptors {
   cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;  // c: D's layout, and C's unless c_in is set
+  cublasLtMatrixLayout_t c_in = nullptr;  // C's layout when it differs from D's (a full bias with its own ld)
 
   Descriptors() = default;
   Descriptors(const Descriptors&) = delete;
   Descriptors& operator=(const Descriptors&) = delete;
+  cublasLtMatrixLayout_t c_layout() const { return c_in ? c_in : c; }
   ~Descriptors() {
+    if (c_in) cublasLtMatrixLayoutDestroy(c_in);
     if (c) cublasLtMatrixLayoutDestroy(c);
     if (b) cublasLtMatrixLayoutDestroy(b);
     if (a) cublasLtMatrixLayoutDestroy(a);
@@ -223,6 +356,42 @@ cublasStatus_t make_layout(const CublasLtMatrix& x, int64_t batch, cublasLtMatri
   return st;
 }
 
+bool same_matrix(const CublasLtMatrix& x, const CublasLtMatrix& y, int64_t batch) {
+  return x.dtype == y.dtype && x.rows == y.rows && x.cols == y.cols && x.ld == y.ld && x.transpose == y.transpose &&
+         (batch <= 1 || x.batch_stride == y.batch_stride);
+}
+
+// Sets the attributes of matmul descriptor `op` (created or initialised with CUBLAS_COMPUTE_32F, CUDA_R_32F) for
+// `call`: transposes, SM target, epilogue, and for the BIAS epilogues the bias type and call.bias as the bias
+// pointer. On failure returns the status and the attribute that failed in `what`.
+cublasStatus_t configure_matmul_desc(const CublasLtCall& call, int32_t sm_target, cublasLtMatmulDesc_t op,
+                                     std::string& what) {
+  auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* value, std::size_t size, const char* name) {
+    const cublasStatus_t st = cublasLtMatmulDescSetAttribute(op, attr, value, size);
+    if (st != CUBLAS_STATUS_SUCCESS) what = fmt::format("cublasLtMatmulDescSetAttribute({})", name);
+    return st;
+  };
+  const int32_t trans_a = call.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_b = call.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t st = set(CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a, "TRANSA");
+  if (st == CUBLAS_STATUS_SUCCESS) st = set(CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b, "TRANSB");
+  if (st == CUBLAS_STATUS_SUCCESS && sm_target > 0)
+    st = set(CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm_target, sizeof sm_target, "SM_COUNT_TARGET");
+  const uint32_t epilogue = static_cast<uint32_t>(call.epilogue);
+  if (st == CUBLAS_STATUS_SUCCESS && epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+    st = set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue, "EPILOGUE");
+  if (st == CUBLAS_STATUS_SUCCESS && is_bias_epilogue(call.epilogue)) {
+    // The bias type is out's (cublaslt_epilogue_reason refuses any other), set explicitly all the same.
+    const int32_t bias_type = cuda_type(call.bias_dtype);
+    st = set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type, "BIAS_DATA_TYPE");
+    // NOTE: the heuristic does not read the bias but takes the alignment its algorithms may assume from this
+    // pointer's value (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER), so it is set before the query too.
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &call.bias, sizeof call.bias, "BIAS_POINTER");
+  }
+  return st;
+}
+
 // Fills `d` for `call`; `sm_target` > 0 asks cuBLASLt to plan for that many SMs (Options::sm_carveout).
 // On failure returns the status and the step that failed in `what`.
 cublasStatus_t build_descriptors(const CublasLtCall& call, int32_t sm_target, Descriptors& d, std::string& what) {
@@ -232,28 +401,20 @@ cublasStatus_t build_descriptors(const CublasLtCall& call, int32_t sm_target, De
   };
   cublasStatus_t st = cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescCreate", st);
-  const int32_t trans_a = call.a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int32_t trans_b = call.b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
-  st = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof trans_a);
-  if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescSetAttribute(TRANSA)", st);
-  st = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b);
-  if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescSetAttribute(TRANSB)", st);
-  if (sm_target > 0) {
-    st = cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm_target, sizeof sm_target);
-    if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmulDescSetAttribute(SM_COUNT_TARGET)", st);
-  }
+  if ((st = configure_matmul_desc(call, sm_target, d.op, what)) != CUBLAS_STATUS_SUCCESS) return st;
   if ((st = make_layout(call.a, call.batch, &d.a)) != CUBLAS_STATUS_SUCCESS)
     return fail(fmt::format("cublasLtMatrixLayout(A = {})", call.a.name), st);
   if ((st = make_layout(call.b, call.batch, &d.b)) != CUBLAS_STATUS_SUCCESS)
     return fail(fmt::format("cublasLtMatrixLayout(B = {})", call.b.name), st);
   if ((st = make_layout(call.c, call.batch, &d.c)) != CUBLAS_STATUS_SUCCESS)
-    return fail("cublasLtMatrixLayout(C = out)", st);
+    return fail("cublasLtMatrixLayout(D = out)", st);
+  // NOTE: in place (C == D, a full bias that is out itself) cuBLASLt needs C's layout to be D's; one layout object
+  // is then passed for both (seen right on an H200 with cuBLASLt 13.1, bf16 and f32, beta 0.5). A C laid out like D
+  // but elsewhere in memory shares it too.
+  if (!same_matrix(call.c_in, call.c, call.batch) &&
+      (st = make_layout(call.c_in, call.batch, &d.c_in)) != CUBLAS_STATUS_SUCCESS)
+    return fail(fmt::format("cublasLtMatrixLayout(C = {})", call.c_in.name), st);
   return CUBLAS_STATUS_SUCCESS;
-}
-
-bool same_matrix(const CublasLtMatrix& x, const CublasLtMatrix& y, int64_t batch) {
-  return x.dtype == y.dtype && x.rows == y.rows && x.cols == y.cols && x.ld == y.ld && x.transpose == y.transpose &&
-         (batch <= 1 || x.batch_stride == y.batch_stride);
 }
 
 // SMs cuBLASLt should plan for: 0 (the whole device) unless some are carved out.
@@ -270,18 +431,25 @@ struct Plan {
   int32_t sm_target = 0;
   uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_MASK;  // cublaslt_reduction_mask of the options
   cublasLtHandle_t handle = nullptr;
-  CublasLtCall call;  // data pointers are those of the problem it was built for (unused afterwards)
+  // Data pointers are those of the problem it was built for: unused afterwards, except that a launch with the same
+  // bias pointer runs the plan's descriptor as it is (see CublasLtChoice::launch).
+  CublasLtCall call;
   Descriptors desc;
 
   // True when this plan's descriptors describe `c` and algorithms chosen for it can run `c` under the SM target and
-  // reduction mask asked for: same extents, lds, batch strides and transposes, and every matrix at least as aligned
-  // as the heuristic was told.
+  // reduction mask asked for: same extents, lds, batch strides and transposes, the same epilogue signature (epilogue,
+  // bias type, whether C is read), and every matrix and the bias vector at least as aligned as the heuristic was
+  // told. A plan for mm thus never serves an addmm whose epilogue differs (the heuristic's algorithms depend on it).
   bool fits(const CublasLtCall& c, int32_t target, uint32_t mask) const {
+    const bool bias = is_bias_epilogue(c.epilogue);
     return target == sm_target && mask == reduction_mask && c.swapped == call.swapped && c.m == call.m &&
            c.n == call.n && c.k == call.k && c.batch == call.batch && same_matrix(c.a, call.a, c.batch) &&
            same_matrix(c.b, call.b, c.batch) && same_matrix(c.c, call.c, c.batch) &&
-           c.a.alignment >= call.a.alignment && c.b.alignment >= call.b.alignment &&
-           c.c.alignment >= call.c.alignment;
+           same_matrix(c.c_in, call.c_in, c.batch) && c.a.alignment >= call.a.alignment &&
+           c.b.alignment >= call.b.alignment && c.c.alignment >= call.c.alignment &&
+           c.c_in.alignment >= call.c_in.alignment && c.epilogue == call.epilogue &&
+           (c.beta != 0.0f) == (call.beta != 0.0f) &&
+           (!bias || (c.bias_dtype == call.bias_dtype && c.bias_alignment >= call.bias_alignment));
   }
 };
 
@@ -327,7 +495,7 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, plan->call.a.alignment},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, plan->call.b.alignment},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, plan->call.c.alignment},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, plan->call.c_in.alignment},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, plan->call.c.alignment}};
   for (const auto& [attr, bytes] : alignments)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
@@ -343,8 +511,9 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32
   count = std::clamp(count, 1, kCublasLtMaxTopK);
   cublasLtMatmulHeuristicResult_t found[kCublasLtMaxTopK] = {};
   int returned = 0;
-  st = cublasLtMatmulAlgoGetHeuristic(plan->handle, plan->desc.op, plan->desc.a, plan->desc.b, plan->desc.c,
-                                      plan->desc.c, pref, count, found, &returned);
+  // The descriptor carries the epilogue (and the bias pointer's alignment): which algorithms exist depends on them.
+  st = cublasLtMatmulAlgoGetHeuristic(plan->handle, plan->desc.op, plan->desc.a, plan->desc.b,
+                                      plan->desc.c_layout(), plan->desc.c, pref, count, found, &returned);
   cublasLtMatmulPreferenceDestroy(pref);
   constexpr const char* kNoFp32Reduction =
       "no cuBLASLt algorithm reduces in fp32 for this problem (Options::allow_reduced_precision_reduction is false)";
@@ -441,16 +610,36 @@ class CublasLtChoice final : public Choice {
     DeviceGuard guard;
     runtime::check_cuda(guard.set(p.device), "cudaSetDevice");
     if (runtime::log_enabled("launch"))
-      fmt::print(stderr, "tmagemm launch {} m={} n={} k={} batch={} ops={}{} swapped={} workspace={}{}\n", name_,
-                 call.m, call.n, call.k, call.batch, call.a.transpose ? 'T' : 'N', call.b.transpose ? 'T' : 'N',
-                 call.swapped, v.workspace, v.plan == primary_.plan ? "" : " (re-planned layout)");
-    const float alpha = p.alpha, beta = 0.0f;
+      fmt::print(stderr,
+                 "tmagemm launch {} m={} n={} k={} batch={} ops={}{} swapped={} epilogue={} beta={} workspace={}{}\n",
+                 name_, call.m, call.n, call.k, call.batch, call.a.transpose ? 'T' : 'N', call.b.transpose ? 'T' : 'N',
+                 call.swapped, call.epilogue, call.beta, v.workspace,
+                 v.plan == primary_.plan ? "" : " (re-planned layout)");
+    const float alpha = call.alpha, beta = call.beta;
     const Plan& plan = *v.plan;
+    // The bias pointer is per-call data, but the plan's matmul descriptor is shared by every launch of the choices
+    // of one enumeration, possibly from several threads at once, so it is never written after it is built. A call
+    // whose bias is not the plan's gets its own copy of the descriptor, initialised in place on this stack frame
+    // (cublasLtMatmulDescInit: host only, no allocation, a few attribute writes) with the same attributes, which
+    // plan.fits has checked, and this bias pointer. A mutex around "set the pointer, enqueue" would be as correct
+    // but would serialise every launch of the choice; the copy costs microseconds and no contention.
+    cublasLtMatmulDescOpaque_t own_op_storage;
+    cublasLtMatmulDesc_t op = plan.desc.op;
+    if (is_bias_epilogue(call.epilogue) && call.bias != plan.call.bias) {
+      op = &own_op_storage;
+      std::string what;
+      cublasStatus_t st = cublasLtMatmulDescInit(op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+      if (st != CUBLAS_STATUS_SUCCESS) what = "cublasLtMatmulDescInit";
+      if (st == CUBLAS_STATUS_SUCCESS) st = configure_matmul_desc(call, plan.sm_target, op, what);
+      if (st != CUBLAS_STATUS_SUCCESS)
+        throw Error(ErrorCode::cuda_error, fmt::format("{}: {}: {}", name_, what, status_name(st)));
+    }
     void* out = const_cast<void*>(call.c.data);
-    // C = D = out; beta = 0, so C is never read.
+    // D = out. C is out (beta = 0: never read) or a full bias read with beta (it may be out itself, in place; the
+    // plan then has one layout for both, see build_descriptors).
     const cublasStatus_t st =
-        cublasLtMatmul(plan.handle, plan.desc.op, &alpha, call.a.data, plan.desc.a, call.b.data, plan.desc.b, &beta,
-                       out, plan.desc.c, out, plan.desc.c, &v.algo, workspace,
+        cublasLtMatmul(plan.handle, op, &alpha, call.a.data, plan.desc.a, call.b.data, plan.desc.b, &beta,
+                       call.c_in.data, plan.desc.c_layout(), out, plan.desc.c, &v.algo, workspace,
                        workspace ? kCublasLtWorkspaceBytes : 0, stream);
     if (st != CUBLAS_STATUS_SUCCESS)
       throw Error(ErrorCode::cuda_error, fmt::format("cublasLtMatmul({}): {}", name_, status_name(st)));

@@ -11,6 +11,18 @@
 // when its major differs from out's (CUBLAS_OP_T), e.g. mm row/row -> row: A = b (N x K, OP_N),
 // B = a (K x M, OP_N), D = out (N x M).
 //
+// addmm. out = act(beta * bias + alpha * (a @ b)) is run only where cuBLASLt's own epilogues compute exactly that
+// (cublaslt_epilogue_reason says why not elsewhere; the tuner then uses other backends):
+//   beta == 0:  bias is never read; D = alpha * op(A) @ op(B) with epilogue DEFAULT, RELU or GELU (act none, relu,
+//               gelu_tanh).
+//   vector bias, beta == 1: the BIAS, RELU_BIAS or GELU_BIAS epilogue adds one value per row of cuBLAS's
+//               column-major D, i.e. per output column (row_vector) when out is row-major (swapped) and per output
+//               row (col_vector) when out is column-major; the vector must be packed and have out's dtype.
+//   full bias, act none: the bias is cuBLAS's C with cuBLAS's beta = beta (C may be out itself, in place); it must
+//               have out's dtype and order.
+// Every other combination (silu, sigmoid, gelu (erf), a vector along D's columns, a vector with beta != 0 and != 1,
+// a full bias with an activation) is refused with the reason.
+//
 // Accuracy floor. Split-K algorithms add their partial sums by a reduction scheme: NONE (no split), COMPUTE_TYPE
 // (in an fp32 workspace), INPLACE (in the output buffer, in the output type) or OUTPUT_TYPE (in a workspace, in the
 // output type). With a bf16/f16 output the last two add partial sums in 16 bits, so unless
@@ -32,10 +44,22 @@ inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t{32} << 20;
 inline constexpr int kCublasLtDefaultTopK = 4;
 inline constexpr int kCublasLtMaxTopK = 16;
 
-// Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides); otherwise the reason, in words.
-// Needs no GPU. Accepts mm and bmm with bf16 x bf16 or f16 x f16 inputs and an output of the input type or
-// f32, every matrix row- or column-major with ld >= the rows of its column-major form, batch < 2^31.
+// Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides, addmm's epilogue); otherwise the reason,
+// in words. Needs no GPU. Accepts mm, bmm and addmm (see cublaslt_epilogue_reason) with bf16 x bf16 or f16 x f16
+// inputs and an output of the input type or f32, every matrix row- or column-major with ld >= the rows of its
+// column-major form, batch < 2^31.
 std::string cublaslt_reason_unsupported(const GemmProblem& problem);
+
+// Empty when one of cuBLASLt's epilogues computes `problem`'s epilogue exactly (always for mm and bmm; for addmm see
+// the rules above); otherwise the reason, in words, e.g. "cuBLASLt has no epilogue for act=silu". Only the epilogue
+// (op, act, alpha, beta, bias kind, bias dtype, bias layout against out's) is judged here; cublaslt_reason_unsupported
+// checks the rest. Needs no GPU.
+std::string cublaslt_epilogue_reason(const GemmProblem& problem);
+
+// The cublasLtEpilogue_t value (CUBLASLT_MATMUL_DESC_EPILOGUE) that computes `problem`'s epilogue: DEFAULT for mm and
+// bmm, a beta == 0 addmm and a full bias; RELU or GELU for a beta == 0 addmm with act relu or gelu_tanh; BIAS,
+// RELU_BIAS or GELU_BIAS for a vector bias. Only meaningful when cublaslt_epilogue_reason(problem) is empty.
+int cublaslt_epilogue(const GemmProblem& problem);
 
 // One matrix of the column-major cuBLASLt call, as stored in memory.
 struct CublasLtMatrix {
@@ -49,12 +73,21 @@ struct CublasLtMatrix {
   uint32_t alignment = 256;      // bytes (power of two <= 256) dividing the base, ld and batch stride in bytes
 };
 
-// The cuBLASLt call that computes a problem: D(m,n) = op(A) @ op(B), C = D = out.
+// The cuBLASLt call that computes a problem: D(m,n) = epilogue(alpha * op(A) @ op(B) + beta * C [+ bias]), D = out.
 struct CublasLtCall {
   bool swapped = false;          // out row-major: cuBLAS A is our b and cuBLAS B is our a
   uint64_t m = 0, n = 0, k = 0;  // cuBLAS's m, n, k
   int64_t batch = 1;
-  CublasLtMatrix a, b, c;        // cuBLAS's A, B and C (= D)
+  CublasLtMatrix a, b, c;        // cuBLAS's A, B and D (= out)
+  // cuBLAS's C: out itself ("out", never read: beta == 0) unless a full bias is added ("bias", read with beta; it
+  // may be out itself, in place).
+  CublasLtMatrix c_in;
+  float alpha = 1.0f, beta = 0.0f;  // cuBLAS's scalars
+  int epilogue = 1;                 // cublasLtEpilogue_t (1: CUBLASLT_EPILOGUE_DEFAULT), see cublaslt_epilogue
+  // The bias vector of the BIAS epilogues (call.m packed elements, one per row of D); null for other epilogues.
+  const void* bias = nullptr;
+  DType bias_dtype = DType::bf16;
+  uint32_t bias_alignment = 256;    // bytes (power of two <= 256) dividing the bias pointer
 };
 
 // Only meaningful when cublaslt_reason_unsupported(problem) is empty.

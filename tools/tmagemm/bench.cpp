@@ -4,6 +4,8 @@
 // algorithm chosen by an interleaved trial on a card heated first), prints
 // a table with the geometric mean of tmagemm/cuBLASLt per suite, and writes
 // <out>/<gpu-slug>-<yyyy-mm-dd>-<suite>.json. Exits 1 when there is no CUDA device or any row is not ok.
+// addmm rows compare tmagemm::addmm with cuBLASLt's fused epilogue (bias, bias + GELU, bias + ReLU), and also time
+// the unfused pair: the same cuBLASLt mm without an epilogue, then one elementwise bias + activation kernel.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,8 +19,10 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numbers>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,6 +77,10 @@ struct Row {
   int runs = 0;
   bool bandwidth = false;
   std::size_t itemsize = 2;
+  bool unfused = false;  // addmm: the row also times the unfused pair (cuBLASLt mm, then bias + activation kernel)
+  std::optional<double> unfused_ms;
+  int unfused_algo = -1;
+  std::vector<double> unfused_trials_ms;  // as baseline_trials_ms, for the pair with each mm algorithm
 
   double flops() const { return 2.0 * batch * m * n * k; }
   double bytes() const { return static_cast<double>(itemsize) * batch * (m * k + k * n + m * n); }
@@ -84,10 +92,16 @@ struct Row {
   std::optional<double> base_tflops() const { return per_s(base_ms, flops(), 1e12); }
   std::optional<double> ours_tbps() const { return per_s(ours_ms, bytes(), 1e12); }
   std::optional<double> base_tbps() const { return per_s(base_ms, bytes(), 1e12); }
+  std::optional<double> unfused_tflops() const { return per_s(unfused_ms, flops(), 1e12); }
   std::optional<double> ratio() const {
     auto o = ours_tflops(), b = base_tflops();
     if (!o || !b) return std::nullopt;
     return *o / *b;
+  }
+  std::optional<double> ratio_unfused() const {
+    auto o = ours_tflops(), u = unfused_tflops();
+    if (!o || !u) return std::nullopt;
+    return *o / *u;
   }
 };
 
@@ -175,6 +189,111 @@ jit::KernelSpec flush_read_spec() {
   return s;
 }
 
+// An addmm row's epilogue as written in the suite ("none", "bias", "bias+gelu_tanh", "relu", ...): a bias (N)
+// or not, then an activation named as tmagemm's to_string(Activation) writes it.
+struct RowEpilogue {
+  bool bias = false;
+  Activation act = Activation::none;
+};
+
+RowEpilogue parse_epilogue(const std::string& text) {
+  RowEpilogue e;
+  std::string rest = text == "none" ? std::string() : text;
+  if (rest == "bias" || rest.rfind("bias+", 0) == 0) {
+    e.bias = true;
+    rest = rest.size() > 4 ? rest.substr(5) : std::string();
+  }
+  if (rest.empty()) return e;
+  for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu,
+                       Activation::sigmoid})
+    if (rest == to_string(a)) {
+      e.act = a;
+      return e;
+    }
+  throw std::invalid_argument("unknown epilogue '" + text + "'");
+}
+
+// The activations as torch defines them, in double: the CPU reference of addmm rows.
+double activate(Activation act, double x) {
+  switch (act) {
+    case Activation::relu: return x < 0 ? 0.0 : x;
+    case Activation::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::gelu_tanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+    case Activation::silu: return x / (1.0 + std::exp(-x));
+    case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    default: return x;
+  }
+}
+
+// The second half of the unfused pair: out(M,N) = act(out + bias(N)) in place, row-major 16-bit out and bias of
+// the same dtype, fp32 math, round to nearest even. Vec adjacent elements a thread (8: 16-byte accesses when N
+// % 8 == 0; else 2 or 1, the host picks), one thread per Vec elements: a bandwidth-bound pass over out. GELU's tanh
+// is the hardware tanh.approx.f32 (relative error ~2^-11, below a bf16 rounding step), so that the pass does not
+// become compute-bound at H200's bandwidth.
+jit::KernelSpec bias_act_spec(DType dtype, Activation act, int vec) {
+  const int type = dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec s;
+  s.name = fmt::format("bench_bias_act_{}_{}_v{}", to_string(dtype), to_string(act), vec);
+  s.extra_source =
+      "namespace tmagemm::bench {\n"
+      "template <int Vec>\n"
+      "struct alignas(2 * Vec) Pack {\n"
+      "  unsigned short h[Vec];\n"
+      "};\n"
+      "// Type: 0 bf16, 1 f16.\n"
+      "template <int Type>\n"
+      "__device__ inline float to_float(unsigned short h) {\n"
+      "  if constexpr (Type == 0) return __uint_as_float(static_cast<unsigned>(h) << 16);\n"
+      "  float f;\n"
+      "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+      "  return f;\n"
+      "}\n"
+      "template <int Type>\n"
+      "__device__ inline unsigned short to_16bit(float v) {\n"
+      "  unsigned short h;\n"
+      "  if constexpr (Type == 0)\n"
+      "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
+      "  else\n"
+      "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
+      "  return h;\n"
+      "}\n"
+      "// Act: tmagemm::Activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu, 5 sigmoid).\n"
+      "template <int Act>\n"
+      "__device__ inline float activate(float v) {\n"
+      "  if constexpr (Act == 1) {\n"
+      "    return v < 0.0f ? 0.0f : v;\n"
+      "  } else if constexpr (Act == 2) {\n"
+      "    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));\n"
+      "  } else if constexpr (Act == 3) {\n"
+      "    const float inner = 0.79788456080286536f * (v + 0.044715f * v * v * v);\n"
+      "    float t;\n"
+      "    asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(t) : \"f\"(inner));\n"
+      "    return 0.5f * v * (1.0f + t);\n"
+      "  } else if constexpr (Act == 4) {\n"
+      "    return v / (1.0f + expf(-v));\n"
+      "  } else if constexpr (Act == 5) {\n"
+      "    return 1.0f / (1.0f + expf(-v));\n"
+      "  } else {\n"
+      "    return v;\n"
+      "  }\n"
+      "}\n"
+      "template <int Type, int Act, int Vec>\n"
+      "__global__ void bias_act(unsigned short* out, const unsigned short* bias, long long total, long long n) {\n"
+      "  const long long i = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * Vec;\n"
+      "  if (i >= total) return;\n"
+      "  Pack<Vec> v = *reinterpret_cast<const Pack<Vec>*>(out + i);\n"
+      "  const Pack<Vec> b = *reinterpret_cast<const Pack<Vec>*>(bias + i % n);\n"
+      "#pragma unroll\n"
+      "  for (int j = 0; j < Vec; ++j)\n"
+      "    v.h[j] = to_16bit<Type>(activate<Act>(to_float<Type>(v.h[j]) + to_float<Type>(b.h[j])));\n"
+      "  *reinterpret_cast<Pack<Vec>*>(out + i) = v;\n"
+      "}\n"
+      "}  // namespace tmagemm::bench\n";
+  s.kernel = fmt::format("tmagemm::bench::bias_act<{}, {}, {}>", type, static_cast<int>(act), vec);
+  return s;
+}
+
 // One timed run of `fn` with L2 flushed before it (the flush is outside the timed region). Milliseconds.
 float timed_run(Context& ctx, const std::function<void()>& fn) {
   flush_l2(ctx);
@@ -225,14 +344,14 @@ std::string short_message(const std::string& s, std::size_t max = 300) {
   return text;
 }
 
-// Benchmarks one mm shape. Throws only for failures that leave nothing to record (e.g. out of memory).
 // The identifying fields of a result row (shape, layout, op, epilogue), before anything is measured.
 Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row;
   row.op = suite.op;
   row.dtype = to_string(dtype);
   row.layout = shape.layout;
-  row.epilogue = suite.epilogue;
+  row.epilogue = shape.epilogue.empty() ? suite.epilogue : shape.epilogue;
+  row.unfused = suite.report_unfused;
   row.note = shape.note;
   row.batch = shape.batch;
   row.m = shape.m;
@@ -242,8 +361,26 @@ Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   return row;
 }
 
+// Launches the unfused pair's elementwise kernel (bias_act_spec) over out(M,N) on ctx.stream.
+void launch_bias_act(Context& ctx, CUfunction fn, int vec, void* out, const void* bias, int64_t m, int64_t n) {
+  long long total = static_cast<long long>(m) * n, cols = n;
+  void* params[] = {&out, &bias, &total, &cols};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((total / vec + 255) / 256);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = reinterpret_cast<CUstream>(ctx.stream);
+  if (total > 0 && runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr) != CUDA_SUCCESS)
+    throw std::runtime_error("bias + activation kernel launch failed");
+}
+
+// Benchmarks one mm or addmm row. Throws only for failures that leave nothing to record (e.g. out of memory).
 Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row = row_for(suite, shape, dtype);
+  const bool is_addmm = suite.op == "addmm";
+  const RowEpilogue epi = is_addmm ? parse_epilogue(row.epilogue) : RowEpilogue{};
+  if (row.unfused && !epi.bias) throw std::invalid_argument("the unfused pair needs an epilogue with a bias");
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
   const Layout layout = parse_layout(shape.layout);
@@ -264,21 +401,36 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   DeviceBuffer dc_ours(static_cast<std::size_t>(M * N) * es), dc_base(static_cast<std::size_t>(M * N) * es);
   cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
   cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
+  // addmm: bias (N) random normal like the inputs, in the output dtype; the unfused pair writes its own output.
+  std::vector<std::uint16_t> hbias(static_cast<std::size_t>(epi.bias ? N : 0));
+  fill_cycled(hbias, ctx.pool, kPoolSize / 3);
+  DeviceBuffer dbias(hbias.size() * es), dc_unfused(row.unfused ? static_cast<std::size_t>(M * N) * es : 0);
+  if (!hbias.empty())
+    cuda_check(cudaMemcpy(dbias.get(), hbias.data(), dbias.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(bias)");
   // NaN in both 16-bit types: an output element the kernel did not write cannot pass the check.
   cuda_check(cudaMemset(dc_ours.get(), 0xff, dc_ours.bytes()), "cudaMemset(out)");
   cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
+  if (row.unfused) cuda_check(cudaMemset(dc_unfused.get(), 0xff, dc_unfused.bytes()), "cudaMemset(out)");
 
   void* a_base = static_cast<char*>(da.get()) + shape.a_offset * static_cast<int64_t>(es);
   const TensorView a = layout.a_col ? matrix_view(da.get(), dtype, M, K, true, ctx.device)
                                     : TensorView::strided(a_base, dtype, {M, K}, {lda, 1}, ctx.device);
   const TensorView b = matrix_view(db.get(), dtype, K, N, layout.b_col, ctx.device);
   const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
+  // addmm: bias (N) passed as a 1xN view; beta = alpha = 1.
+  const TensorView bias = TensorView::contiguous(dbias.get(), dtype, {1, N}, ctx.device);
 
   // tmagemm: the first call also tunes (when TMAGEMM_TUNING=benchmark); then ask which choice it runs.
-  std::function<void()> ours = [&] { tmagemm::mm(a, b, out, ctx.options); };
+  std::function<void()> ours = [&] {
+    if (is_addmm)
+      tmagemm::addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options);
+    else
+      tmagemm::mm(a, b, out, ctx.options);
+  };
   try {
     ours();
-    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::mm (synchronize)");
+    cuda_check(cudaStreamSynchronize(ctx.stream),
+               is_addmm ? "tmagemm::addmm (synchronize)" : "tmagemm::mm (synchronize)");
   } catch (const std::exception& e) {
     row.status = "error";
     row.error = e.what();
@@ -286,7 +438,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   }
   if (ours) {
     try {
-      for (const ChoiceReport& c : tmagemm::explain_mm(a, b, out, ctx.options).choices)
+      const Explanation ex = is_addmm ? tmagemm::explain_addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options)
+                                      : tmagemm::explain_mm(a, b, out, ctx.options);
+      for (const ChoiceReport& c : ex.choices)
         if (c.selected) row.choice = c.name;
     } catch (const std::exception&) {
       row.choice = "?";
@@ -295,12 +449,14 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
 
   // cuBLASLt: its top heuristic algorithms, each run once (one that fails is left out). The best of them is
   // chosen further down by a timed trial on a hot card; each is checked against the CPU reference first.
+  // addmm: with cuBLASLt's own fused epilogue (BIAS, GELU_BIAS, RELU_BIAS).
   std::unique_ptr<CublasLtMatmul> lt;
   std::vector<int> algos;
   std::string base_problem;
   try {
     lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
-                                          kBaselineAlgos, lda, a_base, db.get(), dc_base.get());
+                                          kBaselineAlgos, lda, a_base, db.get(), dc_base.get(),
+                                          epi.bias ? dbias.get() : nullptr, epi.act);
     for (int i = 0; i < lt->algo_count(); ++i) {
       try {
         lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream);
@@ -317,6 +473,38 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   }
   auto run_algo = [&](int i) { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); };
 
+  // The unfused pair (addmm rows): the same cuBLASLt mm without an epilogue (its top heuristic algorithms, the best
+  // chosen by the same kind of trial), then the elementwise bias + activation kernel in place; one unit.
+  std::unique_ptr<CublasLtMatmul> lt_mm;
+  std::vector<int> unfused_algos;
+  std::string unfused_problem;
+  CUfunction bias_act = nullptr;
+  const int vec = N % 8 == 0 ? 8 : N % 2 == 0 ? 2 : 1;
+  if (row.unfused) {
+    try {
+      bias_act = jit::load(bias_act_spec(dtype, epi.act, vec), ctx.device, 0);
+      lt_mm = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
+                                               kBaselineAlgos, lda, a_base, db.get(), dc_unfused.get());
+      for (int i = 0; i < lt_mm->algo_count(); ++i) {
+        try {
+          lt_mm->run(i, a_base, db.get(), dc_unfused.get(), ctx.stream);
+          cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
+          unfused_algos.push_back(i);
+        } catch (const std::exception&) {
+          // this algorithm does not run; try the next
+        }
+      }
+      if (unfused_algos.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+    } catch (const std::exception& e) {
+      unfused_algos.clear();
+      unfused_problem = std::string("unfused pair: ") + e.what();
+    }
+  }
+  auto run_unfused = [&](int i) {
+    lt_mm->run(i, a_base, db.get(), dc_unfused.get(), ctx.stream);
+    launch_bias_act(ctx, bias_act, vec, dc_unfused.get(), dbias.get(), M, N);
+  };
+
   // Correctness first. Each cuBLASLt algorithm against a CPU fp32/fp64 reference on sampled elements (one that
   // disagrees is left out); tmagemm against the first good algorithm's whole output (or against the CPU samples
   // when there is no baseline).
@@ -332,7 +520,8 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
       const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * N + j)];
       acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
     }
-    ref.push_back(acc);
+    if (epi.bias) acc += from_16bit(dtype, hbias[static_cast<std::size_t>(j)]);
+    ref.push_back(activate(epi.act, acc));
   }
   auto sampled = [&](const std::vector<std::uint16_t>& h) {
     std::vector<double> got;
@@ -355,6 +544,24 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     if (h_base.empty()) h_base = h_algo;
   }
   if (!good_algos.empty()) base_problem.clear();  // the baseline is the best of the algorithms that are right
+  std::vector<int> good_unfused;
+  for (int i : unfused_algos) {
+    cuda_check(cudaMemsetAsync(dc_unfused.get(), 0xff, dc_unfused.bytes(), ctx.stream), "cudaMemsetAsync(out)");
+    run_unfused(i);
+    cuda_check(cudaStreamSynchronize(ctx.stream), "unfused pair (synchronize)");
+    cuda_check(cudaMemcpy(h_algo.data(), dc_unfused.get(), dc_unfused.bytes(), cudaMemcpyDeviceToHost),
+               "cudaMemcpy(out)");
+    const double e = rel_frobenius(sampled(h_algo), ref);
+    if (!(e <= kTolerance)) {
+      unfused_problem = fmt::format(
+          "unfused pair: cuBLASLt algorithm {} + bias/activation kernel disagrees with the CPU reference (rel err "
+          "{:.3g})",
+          i, e);
+      continue;
+    }
+    good_unfused.push_back(i);
+  }
+  if (!good_unfused.empty()) unfused_problem.clear();
   if (ours) {
     h_ours.resize(static_cast<std::size_t>(M * N));
     cuda_check(cudaMemcpy(h_ours.data(), dc_ours.get(), dc_ours.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
@@ -367,85 +574,108 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     }
   }
 
-  // Heat: tmagemm and cuBLASLt back to back for kHeatMs, so that the trial and the timing below both run on a card
-  // in the sustained, power-capped state of a loop of GEMMs. (Measured on H200, docs/perf-notes.md: the SM clock
-  // drops from 1980 to ~1450 MHz within 50 ms of load and dips further ~0.8 s in; the CPU checks above leave it
-  // idle long enough to recover. A trial on the recovered card timed the first algorithm up to 10 % fast and
-  // chose it.)
+  // Heat: tmagemm and cuBLASLt (and the unfused pair) back to back for kHeatMs, so that the trial and the timing
+  // below both run on a card in the sustained, power-capped state of a loop of GEMMs. (Measured on H200,
+  // docs/perf-notes.md: the SM clock drops from 1980 to ~1450 MHz within 50 ms of load and dips further ~0.8 s in;
+  // the CPU checks above leave it idle long enough to recover. A trial on the recovered card timed the first
+  // algorithm up to 10 % fast and chose it.)
   const auto heat_start = std::chrono::steady_clock::now();
-  while ((ours || !good_algos.empty()) &&
+  while ((ours || !good_algos.empty() || !good_unfused.empty()) &&
          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - heat_start).count() < kHeatMs) {
     for (int r = 0; r < 4; ++r) {
       flush_l2(ctx);
       if (ours) ours();
       flush_l2(ctx);
       if (!good_algos.empty()) run_algo(good_algos.front());
+      if (!good_unfused.empty()) {
+        flush_l2(ctx);
+        run_unfused(good_unfused.front());
+      }
     }
     cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
   }
-  std::function<void()> base;
-  if (!good_algos.empty()) {
-    // The trial: interleaved rounds over the algorithms (the first to run rotating), >= kTrialRounds rounds and
-    // >= kTrialMs of wall time; the lowest median wins.
-    std::vector<std::vector<float>> t(good_algos.size());
+  // The trial: interleaved rounds over the algorithms (the first to run rotating), >= kTrialRounds rounds and
+  // >= kTrialMs of wall time; the lowest median wins. Fills `trials_ms` (one entry per heuristic algorithm, -1: did
+  // not run) and returns the winner.
+  auto trial = [&](const std::vector<int>& good, const std::function<void(int)>& run, int algo_count,
+                   std::vector<double>& trials_ms) {
+    std::vector<std::vector<float>> t(good.size());
     const auto trial_start = std::chrono::steady_clock::now();
     for (int r = 0; r < kMaxTrialRounds; ++r) {
       if (r >= kTrialRounds &&
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - trial_start).count() >= kTrialMs)
         break;
-      for (std::size_t f = 0; f < good_algos.size(); ++f) {
-        const std::size_t j = (f + static_cast<std::size_t>(r)) % good_algos.size();
-        t[j].push_back(timed_run(ctx, [&] { run_algo(good_algos[j]); }));
+      for (std::size_t f = 0; f < good.size(); ++f) {
+        const std::size_t j = (f + static_cast<std::size_t>(r)) % good.size();
+        t[j].push_back(timed_run(ctx, [&] { run(good[j]); }));
       }
     }
     double best = INFINITY;
-    row.baseline_trials_ms.assign(static_cast<std::size_t>(lt->algo_count()), -1.0);
-    for (std::size_t j = 0; j < good_algos.size(); ++j) {
-      row.baseline_trials_ms[static_cast<std::size_t>(good_algos[j])] = median(t[j]);
+    int winner = -1;
+    trials_ms.assign(static_cast<std::size_t>(algo_count), -1.0);
+    for (std::size_t j = 0; j < good.size(); ++j) {
+      trials_ms[static_cast<std::size_t>(good[j])] = median(t[j]);
       if (median(t[j]) < best) {
         best = median(t[j]);
-        row.baseline_algo = good_algos[j];
+        winner = good[j];
       }
     }
+    return winner;
+  };
+  std::function<void()> base, unfused;
+  if (!good_algos.empty()) {
+    row.baseline_algo = trial(good_algos, run_algo, lt->algo_count(), row.baseline_trials_ms);
     base = [&, algo = row.baseline_algo] { run_algo(algo); };
   }
-  if (!base_problem.empty()) {
+  if (!good_unfused.empty()) {
+    row.unfused_algo = trial(good_unfused, run_unfused, lt_mm->algo_count(), row.unfused_trials_ms);
+    unfused = [&, algo = row.unfused_algo] { run_unfused(algo); };
+  }
+  for (const std::string& problem : {base_problem, unfused_problem}) {
+    if (problem.empty()) continue;
     if (row.status == "ok") row.status = "error";
-    row.error = row.error.empty() ? base_problem : row.error + "; " + base_problem;
+    row.error = row.error.empty() ? problem : row.error + "; " + problem;
   }
-  if (!ours && !base) return row;
 
-  // Warm-up, then interleaved timing (alternating which side goes first).
-  for (int w = 0; w < kWarmupRuns; ++w) {
-    if (ours) ours();
-    if (base) base();
-  }
+  // The timed sides: tmagemm, the cuBLASLt baseline, and for addmm rows the unfused pair (both of its launches
+  // between the events).
+  struct Side {
+    std::function<void()> fn;
+    std::vector<float> t;
+    double sum = 0;
+  };
+  std::vector<Side> sides = {{ours, {}, 0}, {base, {}, 0}};
+  if (row.unfused) sides.push_back({unfused, {}, 0});
+  if (std::none_of(sides.begin(), sides.end(), [](const Side& s) { return static_cast<bool>(s.fn); })) return row;
+
+  // Warm-up, then interleaved timing (rotating which side goes first: with two sides, alternating).
+  for (int w = 0; w < kWarmupRuns; ++w)
+    for (Side& side : sides)
+      if (side.fn) side.fn();
   cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
-  std::vector<float> t_ours, t_base;
-  double sum_ours = 0, sum_base = 0;
   if (ctx.interleave) {
     for (int r = 0; r < kMaxRuns; ++r) {
       const bool enough_runs = r >= ctx.reps;
-      const bool enough_time = (!ours || sum_ours >= kMinTimedMs) && (!base || sum_base >= kMinTimedMs);
+      const bool enough_time =
+          std::all_of(sides.begin(), sides.end(), [](const Side& s) { return !s.fn || s.sum >= kMinTimedMs; });
       if (enough_runs && enough_time) break;
-      for (int side = 0; side < 2; ++side) {
-        const bool ours_turn = (side == 0) == (r % 2 == 0);
-        if (ours_turn && ours) sum_ours += t_ours.emplace_back(timed_run(ctx, ours));
-        if (!ours_turn && base) sum_base += t_base.emplace_back(timed_run(ctx, base));
+      for (std::size_t q = 0; q < sides.size(); ++q) {
+        Side& side = sides[(q + static_cast<std::size_t>(r)) % sides.size()];
+        if (side.fn) side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
       }
       row.runs = r + 1;
     }
   } else {
-    auto one_side = [&](const std::function<void()>& fn, std::vector<float>& t, double& sum) {
+    for (Side& side : sides) {
       int r = 0;
-      for (; fn && r < kMaxRuns && (r < ctx.reps || sum < kMinTimedMs); ++r) sum += t.emplace_back(timed_run(ctx, fn));
+      for (; side.fn && r < kMaxRuns && (r < ctx.reps || side.sum < kMinTimedMs); ++r)
+        side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
       row.runs = std::max(row.runs, r);
-    };
-    one_side(ours, t_ours, sum_ours);
-    one_side(base, t_base, sum_base);
+    }
   }
-  if (ours) row.ours_ms = median(t_ours);
-  if (base) row.base_ms = median(t_base);
+  if (sides[0].fn) row.ours_ms = median(sides[0].t);
+  if (sides[1].fn) row.base_ms = median(sides[1].t);
+  if (row.unfused && sides[2].fn) row.unfused_ms = median(sides[2].t);
   return row;
 }
 
@@ -457,10 +687,16 @@ std::string num(std::optional<double> v, const char* f = "{:.1f}") {
 }
 
 void print_header(const Suite& suite) {
-  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", "shape (MxNxK)", "layout", "tmagemm", "cuBLASLt", "ratio");
+  fmt::print("{:<18} {:<6}", "shape (MxNxK)", "layout");
+  if (suite.report_unfused) fmt::print(" {:<14}", "epilogue");
+  fmt::print(" {:>10} {:>10} {:>7}", "tmagemm", "cuBLASLt", "ratio");
+  if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "unfused", "ratio_u");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "tm TB/s", "cu TB/s");
   fmt::print("  {:<9} {:<8} {}\n", "rel_err", "status", "choice");
-  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", "", "", "TFLOP/s", "TFLOP/s", "");
+  fmt::print("{:<18} {:<6}", "", "");
+  if (suite.report_unfused) fmt::print(" {:<14}", "");
+  fmt::print(" {:>10} {:>10} {:>7}", "TFLOP/s", "TFLOP/s", "");
+  if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "TFLOP/s", "");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "", "");
   fmt::print("\n");
 }
@@ -468,8 +704,10 @@ void print_header(const Suite& suite) {
 void print_row(const Row& r) {
   const std::string shape =
       r.batch > 1 ? fmt::format("{}x{}x{}x{}", r.batch, r.m, r.n, r.k) : fmt::format("{}x{}x{}", r.m, r.n, r.k);
-  fmt::print("{:<18} {:<6} {:>10} {:>10} {:>7}", shape, r.layout, num(r.ours_tflops()), num(r.base_tflops()),
-             num(r.ratio(), "{:.3f}"));
+  fmt::print("{:<18} {:<6}", shape, r.layout);
+  if (r.unfused) fmt::print(" {:<14}", r.epilogue);
+  fmt::print(" {:>10} {:>10} {:>7}", num(r.ours_tflops()), num(r.base_tflops()), num(r.ratio(), "{:.3f}"));
+  if (r.unfused) fmt::print(" {:>10} {:>7}", num(r.unfused_tflops()), num(r.ratio_unfused(), "{:.3f}"));
   if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
   fmt::print("  {:<9} {:<8} {}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice);
   if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, short_message(r.error));
@@ -505,6 +743,13 @@ nlohmann::ordered_json to_json(const Row& r) {
   if (r.bandwidth) {
     j["tmagemm_tbps"] = opt(r.ours_tbps());
     j["baseline_tbps"] = opt(r.base_tbps());
+  }
+  if (r.unfused) {  // the unfused pair: cuBLASLt mm (no epilogue), then the bias + activation kernel
+    j["unfused_tflops"] = opt(r.unfused_tflops());
+    j["ratio_unfused"] = opt(r.ratio_unfused());
+    j["unfused_ms"] = opt(r.unfused_ms);
+    j["unfused_algo"] = r.unfused_algo;
+    j["unfused_trials_ms"] = r.unfused_trials_ms;
   }
   return j;
 }
@@ -555,7 +800,8 @@ int run_bench(const BenchOptions& opt) {
   bool all_ok = true;
   bool context_broken = false;
   for (const Suite& suite : suites) {
-    fmt::print("\n== suite {} ({}, {}) ==\n", suite.name, suite.op, suite.op == "mm" ? opt.dtype : suite.dtype);
+    fmt::print("\n== suite {} ({}, {}) ==\n", suite.name, suite.op,
+               suite.op == "mm" || suite.op == "addmm" ? opt.dtype : suite.dtype);
     if (!suite.implemented) {
       fmt::print("skipped: {} is not implemented yet\n", suite.op);
       continue;
@@ -565,6 +811,10 @@ int run_bench(const BenchOptions& opt) {
       all_ok = false;
       continue;
     }
+    if (suite.report_unfused)
+      fmt::print("bias (N) as 1xN, beta = alpha = 1; cuBLASLt with its fused epilogue (BIAS, GELU_BIAS = gelu_tanh, "
+                 "RELU_BIAS); unfused = cuBLASLt mm (best of top-{}) + one bias/activation kernel, timed together\n",
+                 kBaselineAlgos);
     print_header(suite);
     std::vector<Row> rows;
     for (const BenchShape& shape : suite.shapes) {
@@ -587,18 +837,33 @@ int run_bench(const BenchOptions& opt) {
       }
     }
 
-    double log_sum = 0;
-    int counted = 0;
-    for (const Row& r : rows)
-      if (auto q = r.ratio()) {
-        log_sum += std::log(*q);
-        ++counted;
+    // The geometric mean of a ratio over the rows that have it; suites with the unfused pair (per-row epilogues)
+    // also name their lowest row.
+    auto geomean_line = [&](const char* against, std::optional<double> (Row::*ratio)() const) {
+      const char* what = suite.report_unfused ? "rows" : "shapes";
+      double log_sum = 0;
+      int counted = 0;
+      const Row* lowest = nullptr;
+      for (const Row& r : rows)
+        if (auto q = (r.*ratio)()) {
+          log_sum += std::log(*q);
+          ++counted;
+          if (!lowest || *q < *(lowest->*ratio)()) lowest = &r;
+        }
+      if (counted == 0) {
+        fmt::print("geomean ratio tmagemm/{} ({}): - (no {} has both numbers)\n", against, suite.name,
+                   suite.report_unfused ? "row" : "shape");
+        return;
       }
-    if (counted > 0)
-      fmt::print("geomean ratio tmagemm/cuBLASLt ({}): {:.3f} over {} of {} shapes\n", suite.name,
-                 std::exp(log_sum / counted), counted, rows.size());
-    else
-      fmt::print("geomean ratio tmagemm/cuBLASLt ({}): - (no shape has both numbers)\n", suite.name);
+      fmt::print("geomean ratio tmagemm/{} ({}): {:.3f} over {} of {} {}", against, suite.name,
+                 std::exp(log_sum / counted), counted, rows.size(), what);
+      if (suite.report_unfused)
+        fmt::print("; lowest {:.3f} ({}x{}x{} {} {})", *(lowest->*ratio)(), lowest->m, lowest->n, lowest->k,
+                   lowest->layout, lowest->epilogue);
+      fmt::print("\n");
+    };
+    geomean_line("cuBLASLt", &Row::ratio);
+    if (suite.report_unfused) geomean_line("unfused", &Row::ratio_unfused);
 
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const Row& r : rows) j.push_back(to_json(r));
@@ -643,7 +908,7 @@ void add_bench(CLI::App& app, Action& action) {
   sub->add_option("--reps", opt->reps, "Minimum number of timed runs per side (timing also lasts >= 100 ms)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--dtype", opt->dtype, "Input/output dtype of the mm suites")
+  sub->add_option("--dtype", opt->dtype, "Input/output dtype of the mm and addmm suites")
       ->check(CLI::IsMember({"bf16", "f16"}))
       ->capture_default_str();
   sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace tmagemm::cli {
@@ -24,6 +25,18 @@ cudaDataType_t cuda_type(DType dtype) {
   }
 }
 
+// cuBLASLt's fused epilogue for an optional bias and an activation. Its GELU is the tanh approximation.
+cublasLtEpilogue_t lt_epilogue(bool bias, Activation act) {
+  switch (act) {
+    case Activation::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case Activation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    default:
+      throw std::invalid_argument(std::string("cuBLASLt baseline: no cuBLASLt epilogue computes activation ") +
+                                  to_string(act));
+  }
+}
+
 }  // namespace
 
 cublasLtHandle_t cublaslt_handle() {
@@ -37,7 +50,7 @@ cublasLtHandle_t cublaslt_handle() {
 
 CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                                std::size_t workspace_bytes, int max_algos, int64_t lda, const void* a,
-                               const void* b, const void* c)
+                               const void* b, const void* c, const void* bias, Activation act)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const cudaDataType_t type = cuda_type(dtype);
   lt_check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -52,6 +65,19 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
            "set TRANSA");
   lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof op_lt_b),
            "set TRANSB");
+  // The epilogue (before the heuristic, which picks algorithms for it; the bias pointer tells it the alignment).
+  // cuBLASLt's bias has one value per row of its column-major D = C^T (N x M): one per column of our C.
+  const cublasLtEpilogue_t epilogue = lt_epilogue(bias != nullptr, act);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
+             "set EPILOGUE");
+  if (bias) {
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+             "set BIAS_POINTER");
+    const int32_t bias_type = type;  // the bias has the output's dtype (cuBLASLt's default, said explicitly)
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type),
+             "set BIAS_DATA_TYPE");
+  }
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
   if (layout.b_col)
     lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(k), u(n), k), "layout A (our B, column-major)");

@@ -1,6 +1,7 @@
 // cublaslt_baseline.hpp — the cuBLASLt matmul that `tmagemm bench` compares against: row-major
 // C(M,N) = A(M,K) @ B(K,N) with A/B row- or column-major, 16-bit in and out, fp32 compute, and the
-// best of cuBLASLt's top heuristic algorithms.
+// best of cuBLASLt's top heuristic algorithms; optionally with cuBLASLt's fused epilogue
+// C = act(A @ B + bias) for a bias of N values (one per output column).
 #pragma once
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -24,9 +25,14 @@ class CublasLtMatmul {
   // is our A, with m = N, n = M. Asks the heuristic for up to `max_algos` algorithms. `lda` 0 means dense;
   // the sample pointers a/b/c (the ones later passed to run) tell the heuristic their alignment, so that odd
   // leading dimensions or offset bases get algorithms that accept them (null: a 256-byte-aligned pointer).
+  // `bias` (N values of `dtype`, dense; null: none) and `act` select cuBLASLt's epilogue: BIAS, RELU_BIAS,
+  // GELU_BIAS (the tanh approximation: Activation::gelu_tanh), or RELU / GELU without a bias. A per-column bias of
+  // row-major C is a per-row bias of the column-major C^T that cuBLASLt computes: its bias vector of m = N
+  // values. Other activations throw std::invalid_argument (cuBLASLt has no epilogue for them).
   CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                  std::size_t workspace_bytes, int max_algos = 4, int64_t lda = 0, const void* a = nullptr,
-                 const void* b = nullptr, const void* c = nullptr);
+                 const void* b = nullptr, const void* c = nullptr, const void* bias = nullptr,
+                 Activation act = Activation::none);
   ~CublasLtMatmul();
   CublasLtMatmul(const CublasLtMatmul&) = delete;
   CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;

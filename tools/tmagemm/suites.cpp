@@ -57,13 +57,22 @@ std::vector<Suite> make_suites() {
     fp8.shapes.push_back(x);
   s.push_back(fp8);
 
-  // addmm: bias [N], with and without GELU.
+  // addmm: bias (N) as a 1xN view, beta = alpha = 1; each shape with three epilogues, the ones cuBLASLt fuses
+  // (EPILOGUE_BIAS, GELU_BIAS (tanh approximation), RELU_BIAS). bf16, A row-major.
   Suite addmm{"addmm", "addmm", "bf16", {}};
-  addmm.implemented = false;
-  addmm.epilogue = "bias|bias+gelu";
-  for (auto x : {BenchShape{1, 4096, 14336, 4096, "rr", ""}, BenchShape{1, 8192, 8192, 8192, "rr", ""},
-                 BenchShape{1, 128, 8192, 8192, "rr", ""}})
-    addmm.shapes.push_back(x);
+  addmm.epilogue = "bias|bias+gelu_tanh|bias+relu";
+  addmm.report_unfused = true;
+  for (const BenchShape& x : {BenchShape{1, 4096, 14336, 4096, "rr", "Llama-3-8B MLP up"},
+                              BenchShape{1, 8192, 8192, 8192, "rr", "square"},
+                              BenchShape{1, 8192, 28672, 8192, "rc", "Llama-3-70B MLP up"},
+                              BenchShape{1, 128, 8192, 8192, "rr", "small batch"},
+                              BenchShape{1, 16, 4096, 4096, "rr", "decode"},
+                              BenchShape{1, 3000, 5000, 1000, "rr", "ragged"}})
+    for (const char* epilogue : {"bias", "bias+gelu_tanh", "bias+relu"}) {
+      BenchShape row = x;
+      row.epilogue = epilogue;
+      addmm.shapes.push_back(row);
+    }
   s.push_back(addmm);
 
   // bmm: (B, M, N, K).

@@ -13,6 +13,9 @@ struct BenchShape {
   // A as a column slice of a wider row-major buffer: A(m, k) sits at buffer[m * (K + a_pad) + a_offset + k].
   // Only for a row-major A; 0 / 0 is a dense A.
   int64_t a_pad = 0, a_offset = 0;
+  // addmm: the epilogue of this row ("bias", "bias+gelu_tanh", "bias+relu": bias (N) as a 1xN view, beta = alpha
+  // = 1); empty: the suite's.
+  std::string epilogue;
 };
 
 struct Suite {
@@ -21,6 +24,7 @@ struct Suite {
   std::string dtype;              // default input dtype
   std::vector<BenchShape> shapes;
   bool report_bandwidth = false;  // also report TB/s = bytes(A + B + C) / time (decode)
+  bool report_unfused = false;    // addmm: also time the unfused pair (cuBLASLt mm, then a bias + activation kernel)
   bool implemented = true;        // false: the op is not implemented yet; the suite prints "skipped"
   std::string epilogue = "none";  // as written in the result rows
 };

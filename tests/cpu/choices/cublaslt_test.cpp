@@ -1,11 +1,15 @@
 // cublaslt_test.cpp — CPU tests of the cuBLASLt backend: which problems cuBLASLt can express (and the reasons
 // when not), the row-major -> column-major call mapping (checked by simulating cuBLAS's column-major GEMM on the
 // host against the row-major-semantics reference, for every layout, padded ld and bmm), alignment classes,
-// the reduction-scheme accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the
-// backend's behaviour on a machine without a GPU.
+// addmm's epilogues (which ones cuBLASLt computes exactly, for every bias kind x act x beta x out layout, the reasons
+// elsewhere, and the call, simulated on the host against torch's addmm), the reduction-scheme accuracy floor
+// (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on a machine
+// without a GPU.
 #include <cublasLt.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -104,10 +108,8 @@ TEST(CublasltReason, StridedOperandIsNamed) {
   EXPECT_REASON(p, "out has no unit stride");
 }
 
-TEST(CublasltReason, OpsOtherThanMmAndBmm) {
+TEST(CublasltReason, OpsOtherThanMmBmmAndAddmm) {
   GemmProblem p = mm_problem(true, true, true);
-  p.op = Op::addmm;
-  EXPECT_REASON(p, "op addmm not handled by the cuBLASLt backend yet");
   p.op = Op::scaled_mm;
   EXPECT_REASON(p, "op scaled_mm not handled by the cuBLASLt backend yet");
 }
@@ -304,6 +306,382 @@ TEST(CublasltMapping, AlignmentCoversBaseLdAndBatchStride) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// addmm: which epilogues cuBLASLt computes exactly, the reasons elsewhere, and the call (checked numerically by
+// simulating cuBLASLt's epilogue on the host against torch's act(beta * bias + alpha * (a @ b)))
+// ---------------------------------------------------------------------------------------------------------
+
+constexpr uintptr_t kBiasAt = kBase + 0x300000;
+
+// A bias operand of `kind` for an m x n out, as validation builds it: a row vector (1 x N, row stride 0), a column
+// vector (M x 1, col stride 0) or a full M x N matrix, row- or column-major with leading dimension `ld` (0: packed).
+Operand bias_operand(BiasKind kind, const void* data, DType dtype, int64_t m, int64_t n, bool row_major = true,
+                     int64_t ld = 0) {
+  Operand o;
+  switch (kind) {
+    case BiasKind::row_vector:
+      o.rows = 1;
+      o.cols = n;
+      o.row_stride = 0;
+      o.col_stride = 1;
+      break;
+    case BiasKind::col_vector:
+      o.rows = m;
+      o.cols = 1;
+      o.row_stride = 1;
+      o.col_stride = 0;
+      break;
+    case BiasKind::full: o = matrix(data, dtype, m, n, row_major, ld); break;
+    case BiasKind::none: return o;
+  }
+  o.data = data;
+  o.dtype = dtype;
+  return o;
+}
+
+GemmProblem addmm_problem(bool out_row, BiasKind kind, Activation act, float beta, DType out = DType::bf16,
+                          DType bias_dtype = DType::bf16) {
+  GemmProblem p = mm_problem(true, false, out_row, out == DType::f16 ? DType::f16 : DType::bf16, out);
+  p.op = Op::addmm;
+  p.bias_kind = kind;
+  // A full bias comes in out's order unless a test says otherwise.
+  p.bias = bias_operand(kind, at(kBiasAt), bias_dtype, p.m, p.n, out_row);
+  p.alpha = 1.0f;
+  p.beta = beta;
+  p.act = act;
+  return p;
+}
+
+const char* name_of(BiasKind k) {
+  switch (k) {
+    case BiasKind::none: return "none";
+    case BiasKind::row_vector: return "row_vector";
+    case BiasKind::col_vector: return "col_vector";
+    case BiasKind::full: return "full";
+  }
+  return "?";
+}
+
+#define EXPECT_EPILOGUE_REASON(problem, substring)                                              \
+  do {                                                                                          \
+    const std::string r_ = cublaslt_epilogue_reason(problem);                                   \
+    EXPECT_NE(r_.find(substring), std::string::npos)                                            \
+        << "reason: '" << r_ << "'\nexpected to contain: " << (substring);                      \
+    EXPECT_EQ(cublaslt_reason_unsupported(problem), r_);                                        \
+  } while (0)
+
+TEST(CublasltEpilogue, MmAndBmmUseTheDefaultEpilogue) {
+  GemmProblem p = mm_problem(true, true, true);
+  EXPECT_EQ(cublaslt_epilogue_reason(p), "");
+  EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_DEFAULT);
+  // act, bias and beta belong to addmm only: they never change an mm.
+  p.act = Activation::silu;
+  p.beta = 0.5f;
+  EXPECT_EQ(cublaslt_epilogue_reason(p), "");
+  EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(cublaslt_call(p).epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(cublaslt_call(p).beta, 0.0f);
+  EXPECT_EQ(cublaslt_call(p).bias, nullptr);
+}
+
+// Every bias kind x act x beta x out layout, against the rules written out independently here.
+TEST(CublasltEpilogue, EveryBiasKindActBetaAndOutLayout) {
+  const Activation acts[] = {Activation::none,      Activation::relu, Activation::gelu,
+                             Activation::gelu_tanh, Activation::silu, Activation::sigmoid};
+  for (bool out_row : {true, false})
+    for (BiasKind kind : {BiasKind::none, BiasKind::row_vector, BiasKind::col_vector, BiasKind::full})
+      for (Activation act : acts)
+        for (float beta : {0.0f, 1.0f, 0.5f}) {
+          SCOPED_TRACE(testing::Message() << "out " << (out_row ? "row" : "col") << " bias " << name_of(kind)
+                                          << " act " << to_string(act) << " beta " << beta);
+          const GemmProblem p = addmm_problem(out_row, kind, act, beta);
+          const std::string reason = cublaslt_epilogue_reason(p);
+          EXPECT_EQ(cublaslt_reason_unsupported(p), reason);
+          if (act == Activation::silu || act == Activation::sigmoid) {
+            EXPECT_EQ(reason, std::string("cuBLASLt has no epilogue for act=") + to_string(act));
+            continue;
+          }
+          if (act == Activation::gelu) {
+            EXPECT_NE(reason.find("cuBLASLt has no epilogue for act=gelu (erf)"), std::string::npos) << reason;
+            EXPECT_NE(reason.find("tanh approximation"), std::string::npos) << reason;
+            continue;
+          }
+          const int plain = act == Activation::relu        ? CUBLASLT_EPILOGUE_RELU
+                            : act == Activation::gelu_tanh ? CUBLASLT_EPILOGUE_GELU
+                                                           : CUBLASLT_EPILOGUE_DEFAULT;
+          const int with_bias = act == Activation::relu        ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                : act == Activation::gelu_tanh ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                                               : CUBLASLT_EPILOGUE_BIAS;
+          if (beta == 0.0f || kind == BiasKind::none) {  // bias never read: a plain GEMM with the activation
+            EXPECT_EQ(reason, "");
+            EXPECT_EQ(cublaslt_epilogue(p), plain);
+            const CublasLtCall call = cublaslt_call(p);
+            EXPECT_EQ(call.beta, 0.0f);
+            EXPECT_EQ(call.bias, nullptr);
+            EXPECT_EQ(call.c_in.data, call.c.data);
+            continue;
+          }
+          if (kind == BiasKind::full) {
+            if (act == Activation::none) {
+              EXPECT_EQ(reason, "");
+              EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_DEFAULT);
+              EXPECT_EQ(cublaslt_call(p).beta, beta);
+              EXPECT_EQ(cublaslt_call(p).c_in.data, at(kBiasAt));
+            } else {
+              EXPECT_NE(reason.find("cuBLASLt adds a full MxN bias only as its C matrix"), std::string::npos)
+                  << reason;
+            }
+            continue;
+          }
+          if (beta != 1.0f) {
+            EXPECT_NE(reason.find("cuBLASLt's bias epilogue adds the bias unscaled (beta must be 1"),
+                      std::string::npos)
+                << reason;
+            continue;
+          }
+          // beta == 1: cuBLASLt's bias runs along D's rows, which are out's columns when out is row-major.
+          const bool along_d_rows = (kind == BiasKind::row_vector) == out_row;
+          if (along_d_rows) {
+            EXPECT_EQ(reason, "");
+            EXPECT_EQ(cublaslt_epilogue(p), with_bias);
+            const CublasLtCall call = cublaslt_call(p);
+            EXPECT_EQ(call.epilogue, with_bias);
+            EXPECT_EQ(call.bias, at(kBiasAt));
+            EXPECT_EQ(call.beta, 0.0f);  // the epilogue adds the vector; C is not read
+            EXPECT_EQ(call.c_in.data, call.c.data);
+          } else {
+            EXPECT_NE(reason.find("cuBLASLt's bias epilogue adds one value per row of its column-major D"),
+                      std::string::npos)
+                << reason;
+          }
+        }
+}
+
+TEST(CublasltEpilogue, ReasonsNameTheRule) {
+  EXPECT_EPILOGUE_REASON(addmm_problem(true, BiasKind::row_vector, Activation::silu, 1.0f),
+                         "cuBLASLt has no epilogue for act=silu");
+  EXPECT_EPILOGUE_REASON(addmm_problem(true, BiasKind::row_vector, Activation::relu, 2.0f),
+                         "cuBLASLt's bias epilogue adds the bias unscaled (beta must be 1; got beta=2");
+  EXPECT_EPILOGUE_REASON(addmm_problem(false, BiasKind::row_vector, Activation::none, 1.0f),
+                         "bias is a row vector (one value per output column) but out is column-major");
+  EXPECT_EPILOGUE_REASON(addmm_problem(true, BiasKind::col_vector, Activation::none, 1.0f),
+                         "bias is a column vector (one value per output row) but out is row-major");
+  EXPECT_EPILOGUE_REASON(addmm_problem(true, BiasKind::full, Activation::gelu_tanh, 1.0f),
+                         "does not say whether the GELU epilogue applies after beta * C");
+}
+
+TEST(CublasltEpilogue, VectorBiasMustBePackedOfOutTypeAndNotOut) {
+  // Packed row vector with a row-major out, packed column vector with a column-major out: fine.
+  EXPECT_EQ(cublaslt_reason_unsupported(addmm_problem(true, BiasKind::row_vector, Activation::none, 1.0f)), "");
+  EXPECT_EQ(cublaslt_reason_unsupported(addmm_problem(false, BiasKind::col_vector, Activation::relu, 1.0f)), "");
+  GemmProblem p = addmm_problem(true, BiasKind::row_vector, Activation::none, 1.0f);
+  p.bias.col_stride = 2;  // every other element of a larger tensor
+  EXPECT_EPILOGUE_REASON(p, "has element stride 2: cuBLASLt's bias epilogue needs a packed vector (stride 1)");
+  p = addmm_problem(false, BiasKind::col_vector, Activation::none, 1.0f);
+  p.bias.row_stride = 3;
+  EXPECT_EPILOGUE_REASON(p, "has element stride 3");
+  // One element has no stride to speak of.
+  p = addmm_problem(true, BiasKind::row_vector, Activation::none, 1.0f);
+  p.n = 1;
+  p.b = matrix(at(kBase + 0x100000), DType::bf16, p.k, 1, false);
+  p.out = matrix(at(kBase + 0x200000), DType::bf16, p.m, 1, true);
+  p.bias = bias_operand(BiasKind::row_vector, at(kBiasAt), DType::bf16, p.m, 1);
+  p.bias.col_stride = 7;
+  EXPECT_EQ(cublaslt_epilogue_reason(p), "");
+  // f32 bias with a 16-bit out: not a documented bias type for 16-bit inputs.
+  EXPECT_EPILOGUE_REASON(addmm_problem(true, BiasKind::row_vector, Activation::none, 1.0f, DType::bf16, DType::f32),
+                         "bias dtype f32 differs from out's bf16");
+  EXPECT_EPILOGUE_REASON(addmm_problem(false, BiasKind::col_vector, Activation::none, 1.0f, DType::f16, DType::f32),
+                         "bias dtype f32 differs from out's f16");
+  // ... but the same f32 bias with beta = 0 is never read, and an f32 out takes an f32 bias.
+  EXPECT_EQ(cublaslt_reason_unsupported(
+                addmm_problem(true, BiasKind::row_vector, Activation::none, 0.0f, DType::bf16, DType::f32)),
+            "");
+  p = addmm_problem(true, BiasKind::row_vector, Activation::relu, 1.0f, DType::f32, DType::f32);
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  EXPECT_EQ(cublaslt_call(p).bias_dtype, DType::f32);
+  // A vector that is out's own memory (M = 1, in place).
+  p = addmm_problem(true, BiasKind::row_vector, Activation::none, 1.0f);
+  p.bias.data = p.out.data;
+  EXPECT_EPILOGUE_REASON(p, "bias is out's own memory (in place)");
+}
+
+TEST(CublasltEpilogue, FullBiasIsCWithOutsTypeAndOrder) {
+  for (bool out_row : {true, false}) {
+    SCOPED_TRACE(out_row ? "out row-major" : "out col-major");
+    GemmProblem p = addmm_problem(out_row, BiasKind::full, Activation::none, 0.5f);
+    EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+    // Another order than out's: C cannot be transposed.
+    p.bias = bias_operand(BiasKind::full, at(kBiasAt), DType::bf16, p.m, p.n, !out_row);
+    EXPECT_EPILOGUE_REASON(p, out_row ? "full bias is col-major but out is row-major" : "full bias is row-major but "
+                                                                                         "out is col-major");
+    EXPECT_EPILOGUE_REASON(p, "CUBLASLT_MATMUL_DESC_TRANSC takes only CUBLAS_OP_N");
+    // Its own (larger) leading dimension is fine out of place.
+    p.bias = bias_operand(BiasKind::full, at(kBiasAt), DType::bf16, p.m, p.n, out_row, out_row ? p.n + 8 : p.m + 8);
+    EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+    // A smaller one overlaps rows (or columns).
+    p.bias = bias_operand(BiasKind::full, at(kBiasAt), DType::bf16, p.m, p.n, out_row, out_row ? p.n - 1 : p.m - 1);
+    EXPECT_EPILOGUE_REASON(p, "cuBLASLt needs a leading dimension of at least the contiguous extent");
+  }
+  GemmProblem p = addmm_problem(true, BiasKind::full, Activation::none, 1.0f, DType::bf16, DType::f32);
+  EXPECT_EPILOGUE_REASON(p, "full bias dtype f32 differs from out's bf16");
+  p = addmm_problem(true, BiasKind::full, Activation::none, 1.0f);
+  p.bias.row_stride = 2 * p.n;
+  p.bias.col_stride = 2;
+  EXPECT_EPILOGUE_REASON(p, "full bias has no unit stride (strides 96, 2)");
+  // In place: out is exactly bias.
+  p = addmm_problem(true, BiasKind::full, Activation::none, 0.5f);
+  p.bias = p.out;
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  const CublasLtCall call = cublaslt_call(p);
+  EXPECT_EQ(call.c_in.data, call.c.data);
+  EXPECT_EQ(call.c_in.ld, call.c.ld);
+  p.bias.row_stride = p.n + 8;  // same memory, another ld: not something validation lets through, refused anyway
+  EXPECT_EPILOGUE_REASON(p, "cuBLASLt computes in place (C == D) only with identical C and D layouts");
+  // Activations with a full bias are refused; with beta = 0 the bias is not read and they are fine.
+  EXPECT_EPILOGUE_REASON(addmm_problem(false, BiasKind::full, Activation::relu, 1.0f),
+                         "does not say whether the RELU epilogue applies after beta * C");
+  p = addmm_problem(false, BiasKind::full, Activation::relu, 0.0f);
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_RELU);
+}
+
+TEST(CublasltEpilogue, CallCarriesBiasAlphaBetaAndC) {
+  // Row-major out, row vector: cuBLAS's D is N x M, so the bias has call.m = N elements.
+  GemmProblem p = addmm_problem(true, BiasKind::row_vector, Activation::gelu_tanh, 1.0f);
+  p.alpha = 0.25f;
+  CublasLtCall call = cublaslt_call(p);
+  EXPECT_TRUE(call.swapped);
+  EXPECT_EQ(call.m, static_cast<uint64_t>(p.n));
+  EXPECT_EQ(call.epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
+  EXPECT_EQ(call.alpha, 0.25f);
+  EXPECT_EQ(call.beta, 0.0f);
+  EXPECT_EQ(call.bias, at(kBiasAt));
+  EXPECT_EQ(call.bias_dtype, DType::bf16);
+  EXPECT_EQ(call.bias_alignment, 256u);
+  EXPECT_EQ(std::string(call.c_in.name), "out");
+  p.bias.data = at(kBiasAt + 2);
+  EXPECT_EQ(cublaslt_call(p).bias_alignment, 2u);
+  p.bias.data = at(kBiasAt + 48);
+  EXPECT_EQ(cublaslt_call(p).bias_alignment, 16u);
+  // Column-major out, column vector: D is out (M x N), the bias has call.m = M elements.
+  p = addmm_problem(false, BiasKind::col_vector, Activation::relu, 1.0f);
+  call = cublaslt_call(p);
+  EXPECT_FALSE(call.swapped);
+  EXPECT_EQ(call.m, static_cast<uint64_t>(p.m));
+  EXPECT_EQ(call.epilogue, CUBLASLT_EPILOGUE_RELU_BIAS);
+  // Full bias: C is the bias as stored, in D's orientation, read with beta.
+  p = addmm_problem(true, BiasKind::full, Activation::none, -1.5f);
+  p.bias = bias_operand(BiasKind::full, at(kBiasAt + 64), DType::bf16, p.m, p.n, true, p.n + 16);
+  call = cublaslt_call(p);
+  EXPECT_EQ(call.epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(call.beta, -1.5f);
+  EXPECT_EQ(call.bias, nullptr);
+  EXPECT_EQ(std::string(call.c_in.name), "bias");
+  EXPECT_EQ(call.c_in.data, at(kBiasAt + 64));
+  EXPECT_EQ(call.c_in.rows, call.c.rows);
+  EXPECT_EQ(call.c_in.cols, call.c.cols);
+  EXPECT_EQ(call.c_in.ld, p.n + 16);
+  EXPECT_FALSE(call.c_in.transpose);
+  EXPECT_EQ(call.c_in.alignment, 64u);  // base 64-byte aligned, ld 64 bf16 = 128 bytes
+  // Full bias with beta = 0: C is out again and never read.
+  p.beta = 0.0f;
+  call = cublaslt_call(p);
+  EXPECT_EQ(call.beta, 0.0f);
+  EXPECT_EQ(std::string(call.c_in.name), "out");
+  EXPECT_EQ(call.c_in.data, call.c.data);
+}
+
+float relu_ref(float x) { return x > 0.0f ? x : 0.0f; }
+float gelu_tanh_ref(float x) {
+  return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// Simulates cuBLASLt: D(i,j) = epilogue(alpha * (op(A) @ op(B))(i,j) + beta * C(i,j) + bias[i]) on the call's
+// column-major matrices, the bias indexed by D's row.
+void simulate_cublaslt_addmm(const CublasLtCall& call) {
+  float* d = static_cast<float*>(const_cast<void*>(call.c.data));
+  const bool bias = call.epilogue == CUBLASLT_EPILOGUE_BIAS || call.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
+                    call.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+  std::vector<float> result(call.m * call.n);
+  for (uint64_t i = 0; i < call.m; ++i)
+    for (uint64_t j = 0; j < call.n; ++j) {
+      float acc = 0;
+      for (uint64_t l = 0; l < call.k; ++l) acc += at_op(call.a, 0, i, l) * at_op(call.b, 0, l, j);
+      float x = call.alpha * acc;
+      if (call.beta != 0.0f) x += call.beta * at_stored(call.c_in, 0, i, j);
+      if (bias) x += static_cast<const float*>(call.bias)[i];
+      if (call.epilogue == CUBLASLT_EPILOGUE_RELU || call.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) x = relu_ref(x);
+      if (call.epilogue == CUBLASLT_EPILOGUE_GELU || call.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS) x = gelu_tanh_ref(x);
+      result[i * call.n + j] = x;
+    }
+  // Written after every element is computed, as an in-place C == D must behave.
+  for (uint64_t i = 0; i < call.m; ++i)
+    for (uint64_t j = 0; j < call.n; ++j)
+      d[static_cast<int64_t>(i) + static_cast<int64_t>(j) * call.c.ld] = result[i * call.n + j];
+}
+
+TEST(CublasltEpilogue, SimulatedEpilogueMatchesTorchAddmm) {
+  // Float data labelled bf16 (cuBLASLt's input type), as in host_problem above.
+  const int64_t m = 5, n = 3, k = 4, pad = 2;
+  int simulated = 0;
+  for (bool out_row : {true, false})
+    for (BiasKind kind : {BiasKind::row_vector, BiasKind::col_vector, BiasKind::full})
+      for (Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh})
+        for (float beta : {0.0f, 1.0f, -0.5f})
+          for (bool in_place : {false, true}) {
+            if (in_place && kind != BiasKind::full) continue;
+            GemmProblem p;
+            p.op = Op::addmm;
+            p.m = m;
+            p.n = n;
+            p.k = k;
+            p.alpha = 0.5f;
+            p.beta = beta;
+            p.act = act;
+            p.bias_kind = kind;
+            std::vector<float> a(m * (k + pad)), b(n * (k + pad)), out((out_row ? m * (n + pad) : n * (m + pad)), 7.0f);
+            for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+            for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+            p.a = matrix(a.data(), DType::bf16, m, k, true, k + pad);
+            p.b = matrix(b.data(), DType::bf16, k, n, false, k + pad);
+            p.out = matrix(out.data(), DType::bf16, m, n, out_row, out_row ? n + pad : m + pad);
+            std::vector<float> bias(std::max(m, n) * (std::max(m, n) + pad + 1));
+            for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(static_cast<int>(i % 9) - 4);
+            if (in_place) {
+              for (std::size_t i = 0; i < out.size(); ++i) out[i] = bias[i];
+              p.bias = p.out;
+            } else {
+              p.bias = bias_operand(kind, bias.data(), DType::bf16, m, n, out_row,
+                                    kind == BiasKind::full ? (out_row ? n + pad + 1 : m + pad + 1) : 0);
+            }
+            if (cublaslt_reason_unsupported(p) != "") continue;  // the refusals are tested above
+            SCOPED_TRACE(testing::Message() << "out " << (out_row ? "row" : "col") << " bias " << name_of(kind)
+                                            << (in_place ? " (in place)" : "") << " act " << to_string(act)
+                                            << " beta " << beta);
+            // torch's reference, from the Operands' strides (read before the simulated call overwrites out).
+            std::vector<float> ref(m * n);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                float acc = 0;
+                for (int64_t l = 0; l < k; ++l) acc += at_operand(p.a, 0, i, l) * at_operand(p.b, 0, l, j);
+                float x = p.alpha * acc;
+                if (beta != 0.0f) x += beta * at_operand(p.bias, 0, i, j);
+                if (act == Activation::relu) x = relu_ref(x);
+                if (act == Activation::gelu_tanh) x = gelu_tanh_ref(x);
+                ref[i * n + j] = x;
+              }
+            simulate_cublaslt_addmm(cublaslt_call(p));
+            ++simulated;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j)
+                ASSERT_NEAR(at_operand(p.out, 0, i, j), ref[i * n + j], 1e-5f) << "at (" << i << ", " << j << ")";
+          }
+  // Per out layout: beta 0 (3 kinds x 3 acts), beta 1 (the vector along D's rows with 3 acts, full with act none),
+  // beta -0.5 (full with act none), in place (beta 0 with 3 acts, beta 1 and -0.5 with act none).
+  EXPECT_EQ(simulated, 2 * (9 + (3 + 1) + 1 + (3 + 2)));
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Reduction-scheme accuracy floor
 // ---------------------------------------------------------------------------------------------------------
 
@@ -397,12 +775,20 @@ TEST(CublasltBackend, NameAndEnabled) {
 
 TEST(CublasltBackend, UnexpressibleProblemGivesOneChoiceWithTheReason) {
   GemmProblem p = mm_problem(true, true, true);
+  p.op = Op::scaled_mm;
+  auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
+  ASSERT_EQ(choices.size(), 1u);
+  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("op scaled_mm not handled"), std::string::npos);
+  // An addmm epilogue cuBLASLt does not have is refused the same way, before any GPU work.
+  p = mm_problem(true, true, true);
   p.op = Op::addmm;
-  const auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
+  p.act = Activation::silu;
+  choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
   ASSERT_EQ(choices.size(), 1u);
   EXPECT_EQ(choices[0]->name(), "cublaslt");
   EXPECT_STREQ(choices[0]->backend(), "cublaslt");
-  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("op addmm not handled"), std::string::npos);
+  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("cuBLASLt has no epilogue for act=silu"),
+            std::string::npos);
   EXPECT_EQ(choices[0]->workspace_bytes(p), 0u);
   EXPECT_THROW(choices[0]->launch(p, nullptr, Options::defaults_only(), nullptr), Error);
 }
