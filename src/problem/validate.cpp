@@ -394,9 +394,13 @@ GemmProblem build(const Inputs& in) {
                               "both f16; out bf16, f16 or f32{})",
                               op, to_string(a.dtype), to_string(b.dtype), to_string(out.dtype),
                               is_fp8(a.dtype) || is_fp8(b.dtype) ? "; fp8 inputs go through scaled_mm" : ""));
-    if (in.bias && in.bias->dtype != out.dtype && in.bias->dtype != DType::f32)
-      unsupported(fmt::format("addmm: bias dtype {} is not supported with out {} (bias must be {} or f32)",
-                              to_string(in.bias->dtype), to_string(out.dtype), to_string(out.dtype)));
+    // The bias may have the inputs' type (torch's addmm with an out_dtype), out's, or f32.
+    if (in.bias && in.bias->dtype != out.dtype && in.bias->dtype != a.dtype && in.bias->dtype != DType::f32)
+      unsupported(fmt::format("addmm: bias dtype {} is not supported with inputs {} and out {} (bias must be {}{} or "
+                              "f32)",
+                              to_string(in.bias->dtype), to_string(a.dtype), to_string(out.dtype),
+                              to_string(a.dtype),
+                              out.dtype != a.dtype && out.dtype != DType::f32 ? ", " + to_string(out.dtype) : ""));
   }
 
   // 6. null data

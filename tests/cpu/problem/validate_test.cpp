@@ -364,7 +364,7 @@ TEST_F(ProblemValidate, BiasDtype) {
   EXPECT_NO_THROW(make_addmm_problem(f32, a, b, out, 1, 1, Activation::none));
   TensorView f16 = TensorView::contiguous(dev0(3 * MB), DType::f16, {1, 48});
   EXPECT_TMAGEMM_ERROR(make_addmm_problem(f16, a, b, out, 1, 1, Activation::none), ErrorCode::unsupported,
-                       "addmm: bias dtype f16 is not supported with out bf16 (bias must be bf16 or f32)");
+                       "addmm: bias dtype f16 is not supported with inputs bf16 and out bf16 (bias must be bf16 or f32)");
 }
 
 // ---- dtypes ---------------------------------------------------------------------------------------------

@@ -1,12 +1,21 @@
 // addmm_test.cpp (GPU) — addmm with torch's semantics, out = act(beta * bias + alpha * (a @ b)), through every
-// backend that takes it: every bias shape ((1,N), (M,1), (M,N), and (M,N) views with a stride-0 dimension) x every
-// activation x output dtype, on ragged sizes; in place (out is bias); beta = 0 with NaN in bias; K = 0; a misaligned
-// problem through the fallback; M <= 64 through skinny. Reference: the fp32 GEMM, then bias and activation in double.
+// backend that takes it. The grid tests run, per backend and size class (small, ragged, large), every bias shape
+// ((1,N) strided, (M,1) strided, (M,N) row- or column-major, an (M,N) view of one row with row stride 0) x every
+// activation x every layout of a, b and out x every output dtype (bias types bf16, f16 and f32 among them); the
+// fallback's sizes are misaligned for TMA. Then alpha/beta, in place (out is bias), beta = 0 with NaN in bias, K = 0,
+// and the tuned call with cuBLASLt where its epilogue matches. Reference: the fp32 GEMM (kernels/reference.cuh), then
+// bias and activation in double on the host; the bound on the relative error is the output type's rounding.
+//
+// The cases of a grid run on several host threads at once (each case has its own inputs and checks; the GPU work is
+// serialised on the legacy stream), so that the many kernel variants compile in parallel on a first run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "gpu/gpu_util.hpp"
 #include "tune/tuner.hpp"
@@ -27,21 +36,195 @@ double activation(Activation act, double x) {
 }
 
 enum class BiasShape { row, col, full, row_broadcast };  // (1,N), (M,1), (M,N), (M,N) with row stride 0
+const char* to_string(BiasShape s) {
+  switch (s) {
+    case BiasShape::row: return "(1,N)";
+    case BiasShape::col: return "(M,1)";
+    case BiasShape::full: return "(M,N)";
+    default: return "(M,N) row-stride-0";
+  }
+}
 
-struct Backend {
-  const char* name;
-  Options options;
-};
+constexpr Activation kActs[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                                Activation::silu, Activation::sigmoid};
+constexpr BiasShape kShapes[] = {BiasShape::row, BiasShape::col, BiasShape::full, BiasShape::row_broadcast};
 
-Backend only(const char* name) {
+Options only(const std::string& backend) {
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
-  o.persistent_tma = std::string(name) == "persistent_tma";
-  o.skinny = std::string(name) == "skinny";
-  o.fallback = std::string(name) == "fallback";
-  o.cublaslt = std::string(name) == "cublaslt";
-  return {name, o};
+  o.persistent_tma = backend == "persistent_tma";
+  o.skinny = backend == "skinny";
+  o.fallback = backend == "fallback";
+  o.cublaslt = backend == "cublaslt";
+  return o;
 }
+
+struct Case {
+  std::string backend;  // the backend expected to run it ("" when any may)
+  Options options;
+  DType in = DType::bf16, out = DType::bf16, bias_t = DType::bf16;
+  int64_t m = 0, n = 0, k = 0, ld_multiple = 8;
+  bool a_col = false, b_col = false, out_col = false, bias_col = false;
+  BiasShape shape = BiasShape::row;
+  Activation act = Activation::none;
+  float alpha = 1.0f, beta = 1.0f;
+  bool in_place = false, nan_bias = false;
+
+  std::string label() const {
+    return fmt::format("{} {}x{}x{} {}{}{} in {} out {} bias {} {}{} act {} alpha {} beta {}{}{}", backend, m, n, k,
+                       a_col ? 'c' : 'r', b_col ? 'c' : 'r', out_col ? 'c' : 'r', to_string(in), to_string(out),
+                       to_string(bias_t), to_string(shape), bias_col ? " col-major" : "", to_string(act), alpha,
+                       beta, in_place ? " in place" : "", nan_bias ? " NaN bias" : "");
+  }
+  // RMS relative error allowed: the output type's rounding (half an ulp, RMS about ulp/3.5) with margin; f32: the
+  // fp32 accumulation order against the reference's.
+  double bound() const { return out == DType::bf16 ? 6e-3 : out == DType::f16 ? 1e-3 : 2e-5; }
+};
+
+struct Outcome {
+  std::string error;     // an exception from the call or the checks' setup
+  std::string selected;  // backend explain_addmm reports as selected
+  Check check;
+};
+
+void fill_nan(Matrix& x) {
+  const std::size_t e = x.elem();
+  for (std::size_t i = 0; i + e <= x.host.size(); i += e) {
+    if (x.dtype == DType::f32) {
+      const uint32_t nan = 0x7fc00001u;
+      std::memcpy(x.host.data() + i, &nan, 4);
+    } else {
+      const uint16_t nan = x.dtype == DType::bf16 ? 0x7fc1 : 0x7e01;
+      std::memcpy(x.host.data() + i, &nan, 2);
+    }
+  }
+  x.upload();
+}
+
+Outcome run_case(const Case& c, uint32_t seed) {
+  Outcome res;
+  try {
+    std::mt19937 rng(seed);
+    Matrix a = make_matrix(c.in, c.m, c.k, c.a_col, c.ld_multiple, rng, true);
+    Matrix b = make_matrix(c.in, c.k, c.n, c.b_col, c.ld_multiple, rng, true);
+    // In place, out holds the bias values; otherwise it is poisoned.
+    Matrix out = make_matrix(c.out, c.m, c.n, c.out_col, c.ld_multiple, rng, c.in_place);
+    const int64_t br = c.shape == BiasShape::row || c.shape == BiasShape::row_broadcast ? 1 : c.m;
+    const int64_t bc = c.shape == BiasShape::col ? 1 : c.n;
+    // A (1,N) bias stored column-major, or an (M,1) bias stored row-major, has element stride 8 (ld_multiple 8
+    // along its length-1 dimension); the other order packs it.
+    Matrix bias = make_matrix(c.bias_t, br, bc, c.bias_col, 8, rng, true);
+    if (c.nan_bias) fill_nan(bias);
+    TensorView bias_view = c.in_place ? out.view() : bias.view();
+    if (c.shape == BiasShape::row_broadcast && !c.in_place) {
+      bias_view.sizes[0] = c.m;
+      bias_view.strides[0] = 0;
+    }
+    std::vector<float> ref = c.k > 0 ? reference_gemm(a, b, c.m, c.n, c.k)
+                                     : std::vector<float>(static_cast<std::size_t>(c.m * c.n), 0.0f);
+    for (int64_t r = 0; r < c.m; ++r)
+      for (int64_t col = 0; col < c.n; ++col) {
+        double bv = 0;
+        if (c.beta != 0)
+          bv = c.in_place ? out.get(0, r, col) : bias.get(0, br == 1 ? 0 : r, bc == 1 ? 0 : col);
+        float& x = ref[r * c.n + col];
+        x = static_cast<float>(activation(c.act, c.beta * bv + c.alpha * static_cast<double>(x)));
+      }
+    addmm(bias_view, a.view(), b.view(), out.view(), c.beta, c.alpha, c.act, c.options);
+    cuda_ok(cudaStreamSynchronize(c.options.stream), "addmm");
+    res.check = compare(out, ref);
+    // explain after the call: in benchmark mode the call has tuned, and explain reports the winner.
+    for (const auto& ch :
+         explain_addmm(bias_view, a.view(), b.view(), out.view(), c.beta, c.alpha, c.act, c.options).choices)
+      if (ch.selected) res.selected = ch.backend;
+  } catch (const std::exception& e) {
+    res.error = e.what();
+  }
+  return res;
+}
+
+// Runs the cases on up to `max_threads` host threads, then checks each in order (at most 20 failures are reported).
+void run_and_check(const std::vector<Case>& cases, unsigned max_threads = 16) {
+  std::vector<Outcome> outcomes(cases.size());
+  std::atomic<std::size_t> next{0};
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, max_threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < cases.size(); i = next++) outcomes[i] = run_case(cases[i], 1717 + i);
+    });
+  for (auto& t : pool) t.join();
+  int failures = 0;
+  for (std::size_t i = 0; i < cases.size() && failures < 20; ++i) {
+    const Case& c = cases[i];
+    const Outcome& o = outcomes[i];
+    const Check& chk = o.check;
+    const bool ok = o.error.empty() && (c.backend.empty() || o.selected == c.backend) && chk.nan_count == 0 &&
+                    chk.padding_touched == 0 && chk.rel_err <= c.bound() && chk.first_bad.empty();
+    if (ok) continue;
+    ++failures;
+    ADD_FAILURE() << c.label() << ": " << (o.error.empty() ? "" : "error: " + o.error + "; ") << "selected "
+                  << o.selected << ", rel_err " << chk.rel_err << " (bound " << c.bound() << "), non-finite "
+                  << chk.nan_count << ", padding touched " << chk.padding_touched << ", first bad " << chk.first_bad;
+  }
+  EXPECT_LT(failures, 20) << "more failures not shown";
+}
+
+// Every bias shape x activation x layout x output dtype on one backend and size. The output types come with their
+// input type (f16 out: f16 inputs; bf16 and f32 out: bf16 inputs); the bias has the input type, or f32 for f32 out
+// on every other bias shape.
+std::vector<Case> grid(const std::string& backend, int64_t m, int64_t n, int64_t k, int64_t ld_multiple) {
+  std::vector<Case> cases;
+  for (const DType out : {DType::bf16, DType::f16, DType::f32})
+    for (int layout = 0; layout < 8; ++layout)
+      for (const Activation act : kActs)
+        for (std::size_t s = 0; s < std::size(kShapes); ++s) {
+          Case c;
+          c.backend = backend;
+          c.options = only(backend);
+          c.in = out == DType::f16 ? DType::f16 : DType::bf16;
+          c.out = out;
+          c.bias_t = out == DType::f32 && s % 2 == 1 ? DType::f32 : c.in;
+          c.m = m, c.n = n, c.k = k, c.ld_multiple = ld_multiple;
+          c.a_col = layout & 1, c.b_col = layout & 2, c.out_col = layout & 4;
+          c.shape = kShapes[s];
+          c.bias_col = (layout + static_cast<int>(act)) % 2 == 1;
+          c.act = act;
+          cases.push_back(c);
+        }
+  return cases;
+}
+
+struct GridParam {
+  const char* backend;
+  const char* size;  // small, ragged, large
+  int64_t m, n, k, ld_multiple;
+};
+
+class AddmmGrid : public ::testing::TestWithParam<GridParam> {
+ protected:
+  void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
+};
+
+TEST_P(AddmmGrid, EveryBiasShapeActivationLayoutAndOutputType) {
+  const GridParam& p = GetParam();
+  run_and_check(grid(p.backend, p.m, p.n, p.k, p.ld_multiple));
+}
+
+// Persistent TMA: K below one K block (TMA zero fill), ragged tiles, several waves. Skinny: M <= 64 with split-K.
+// Fallback: odd extents and leading dimensions (no 16-byte row pitch, so no TMA).
+INSTANTIATE_TEST_SUITE_P(
+    Addmm, AddmmGrid,
+    ::testing::Values(GridParam{"persistent_tma", "small", 40, 56, 24, 8},
+                      GridParam{"persistent_tma", "ragged", 200, 136, 264, 8},
+                      GridParam{"persistent_tma", "large", 1032, 1544, 1096, 8},
+                      GridParam{"skinny", "small", 8, 40, 64, 8}, GridParam{"skinny", "ragged", 24, 264, 520, 8},
+                      GridParam{"skinny", "large", 64, 2056, 4104, 8}, GridParam{"fallback", "small", 5, 9, 7, 1},
+                      GridParam{"fallback", "ragged", 87, 72, 37, 1},
+                      GridParam{"fallback", "large", 517, 389, 263, 1}),
+    [](const ::testing::TestParamInfo<GridParam>& info) {
+      return std::string(info.param.backend) + "_" + info.param.size;
+    });
 
 class Addmm : public ::testing::Test {
  protected:
@@ -50,114 +233,83 @@ class Addmm : public ::testing::Test {
     tune::forget_in_memory();
   }
   void TearDown() override { tune::forget_in_memory(); }
-
-  // Runs one addmm and compares with the reference; returns the selected backend.
-  std::string run(const Options& o, DType out_t, int64_t M, int64_t N, int64_t K, BiasShape shape, Activation act,
-                  float alpha, float beta, int64_t a_ld_multiple = 8, bool in_place = false, bool nan_bias = false) {
-    SCOPED_TRACE(fmt::format("{}x{}x{} out {} bias {} act {} alpha {} beta {}{}", M, N, K, to_string(out_t),
-                             static_cast<int>(shape), to_string(act), alpha, beta, in_place ? " in place" : ""));
-    Matrix a = make_matrix(DType::bf16, M, K, false, a_ld_multiple, rng_, true);
-    Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng_, true);
-    Matrix out = make_matrix(out_t, M, N, false, 8, rng_, false);
-    const int64_t br = shape == BiasShape::row ? 1 : M, bc = shape == BiasShape::col ? 1 : N;
-    Matrix bias = make_matrix(in_place ? out_t : DType::bf16, br, bc, false, 8, rng_, true);
-    if (nan_bias) {
-      const uint16_t nan = 0x7fc1;
-      for (std::size_t i = 0; i + 1 < bias.host.size(); i += 2) std::memcpy(bias.host.data() + i, &nan, 2);
-      bias.upload();
-    }
-    TensorView bias_view = bias.view();
-    if (shape == BiasShape::row_broadcast) {  // an (M,N) view of one row
-      bias_view.sizes[0] = M;
-      bias_view.strides[0] = 0;
-    }
-    if (in_place) bias_view = out.view();
-    std::vector<float> ref = K > 0 ? reference_gemm(a, b, M, N, K) : std::vector<float>(M * N, 0.0f);
-    if (in_place) {  // out holds the bias values
-      bias = make_matrix(out_t, M, N, false, 8, rng_, true);
-      out.host = bias.host;
-      out.upload();
-    }
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t c = 0; c < N; ++c) {
-        double bv = 0;
-        if (beta != 0) {
-          const int64_t rr = shape == BiasShape::row || shape == BiasShape::row_broadcast ? 0 : r;
-          const int64_t cc = shape == BiasShape::col ? 0 : c;
-          bv = bias.get(0, in_place ? r : rr, in_place ? c : cc);
-        }
-        ref[r * N + c] = static_cast<float>(activation(act, beta * bv + alpha * static_cast<double>(ref[r * N + c])));
-      }
-    addmm(bias_view, a.view(), b.view(), out.view(), beta, alpha, act, o);
-    cuda_ok(cudaDeviceSynchronize(), "addmm");
-    const Check chk = compare(out, ref);
-    EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
-    EXPECT_EQ(chk.padding_touched, 0);
-    EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
-    EXPECT_TRUE(chk.first_bad.empty()) << chk.first_bad;
-    std::string selected;
-    for (const auto& c : explain_addmm(bias_view, a.view(), b.view(), out.view(), beta, alpha, act, o).choices)
-      if (c.selected) selected = c.backend;
-    return selected;
-  }
-  std::mt19937 rng_{1717};
 };
 
-constexpr Activation kActs[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                                Activation::silu, Activation::sigmoid};
-
-TEST_F(Addmm, EveryBiasShapeActivationAndOutputThroughOurBackends) {
-  struct Size {
-    const char* backend;
-    int64_t m, n, k, a_ld;
-  };
-  for (const Size s : {Size{"persistent_tma", 200, 136, 264, 8}, Size{"skinny", 24, 264, 512, 8},
-                       Size{"fallback", 88, 72, 37, 1}})
-    for (const DType out_t : {DType::bf16, DType::f32})
-      for (const Activation act : kActs)
-        for (const BiasShape shape : {BiasShape::row, BiasShape::col, BiasShape::full, BiasShape::row_broadcast}) {
-          const Backend be = only(s.backend);
-          EXPECT_EQ(run(be.options, out_t, s.m, s.n, s.k, shape, act, 1.0f, 1.0f, s.a_ld), s.backend);
-          if (HasFailure()) return;
-        }
-}
-
 TEST_F(Addmm, AlphaBetaInPlaceNanBiasAndKZero) {
-  for (const char* name : {"persistent_tma", "skinny", "fallback"}) {
-    const Backend be = only(name);
-    const int64_t M = std::string(name) == "skinny" ? 40 : 168;
-    run(be.options, DType::bf16, M, 248, 136, BiasShape::row, Activation::gelu_tanh, 0.5f, 2.0f);
-    run(be.options, DType::bf16, M, 248, 136, BiasShape::full, Activation::relu, 1.0f, 0.75f, 8, /*in_place=*/true);
-    run(be.options, DType::bf16, M, 248, 136, BiasShape::full, Activation::silu, 1.5f, 0.0f, 8, false,
-        /*nan_bias=*/true);
-    if (HasFailure()) return;
-  }
-  const Backend be = only("persistent_tma");
-  run(be.options, DType::bf16, 64, 96, 0, BiasShape::row, Activation::gelu, 1.0f, 0.5f);  // act(beta * bias)
-  run(be.options, DType::f32, 64, 96, 0, BiasShape::full, Activation::sigmoid, 1.0f, 1.0f);
+  std::vector<Case> cases;
+  for (const char* name : {"persistent_tma", "skinny", "fallback"})
+    for (int layout = 0; layout < 8; ++layout) {
+      Case c;
+      c.backend = name;
+      c.options = only(name);
+      c.m = std::string(name) == "skinny" ? 40 : 168, c.n = 248, c.k = 136;
+      c.a_col = layout & 1, c.b_col = layout & 2, c.out_col = layout & 4;
+      Case x = c;  // alpha and beta
+      x.act = Activation::gelu_tanh, x.alpha = 0.5f, x.beta = 2.0f;
+      cases.push_back(x);
+      x = c;  // in place: out is the (M,N) bias, in out's dtype and layout
+      x.shape = BiasShape::full, x.act = Activation::relu, x.beta = 0.75f, x.in_place = true;
+      cases.push_back(x);
+      x.out = x.bias_t = DType::f32;
+      cases.push_back(x);
+      x = c;  // beta = 0: NaN in bias must not reach out
+      x.shape = BiasShape::full, x.act = Activation::silu, x.alpha = 1.5f, x.beta = 0.0f, x.nan_bias = true;
+      cases.push_back(x);
+      x.shape = BiasShape::row, x.out = DType::f32, x.bias_t = DType::f32;
+      cases.push_back(x);
+    }
+  // K = 0: out = act(beta * bias) on any backend (an epilogue-only kernel).
+  for (const Activation act : kActs)
+    for (const BiasShape shape : kShapes) {
+      Case c;
+      c.options = only("persistent_tma");
+      c.m = 64, c.n = 96, c.k = 0, c.shape = shape, c.act = act, c.beta = 0.5f;
+      c.out = act == Activation::silu || act == Activation::sigmoid ? DType::f32 : DType::bf16;
+      c.out_col = static_cast<int>(act) % 2 == 1;
+      cases.push_back(c);
+    }
+  run_and_check(cases);
 }
 
 TEST_F(Addmm, TunedCallPicksACorrectChoiceAndCublasLtWhereItsEpilogueMatches) {
   FreshTuningDb db;
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::benchmark;
-  for (const Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu})
-    run(o, DType::bf16, 512, 1024, 512, BiasShape::row, act, 1.0f, 1.0f);
-  // cuBLASLt alone: its BIAS / RELU_BIAS / GELU_BIAS epilogues (gelu_tanh), and beta = 0 without bias.
-  const Backend lt = only("cublaslt");
-  for (const Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh})
-    EXPECT_EQ(run(lt.options, DType::bf16, 264, 392, 136, BiasShape::row, act, 1.0f, 1.0f), "cublaslt");
-  EXPECT_EQ(run(lt.options, DType::bf16, 264, 392, 136, BiasShape::row, Activation::relu, 2.0f, 0.0f, 8, false, true),
-            "cublaslt");
+  std::vector<Case> cases;
+  Case c;
+  c.options = Options::defaults_only();
+  c.options.tuning = Tuning::benchmark;
+  c.m = 512, c.n = 1024, c.k = 512;
+  for (const Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh, Activation::silu}) {
+    c.act = act;
+    cases.push_back(c);
+  }
+  c.m = 48, c.n = 2048, c.k = 1024;  // M <= 64: skinny among the candidates
+  cases.push_back(c);
+  // cuBLASLt alone: its BIAS / RELU_BIAS / GELU_BIAS epilogues (gelu_tanh), and beta = 0 without reading bias.
+  c.backend = "cublaslt";
+  c.options = only("cublaslt");
+  c.m = 264, c.n = 392, c.k = 136;
+  for (const Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh}) {
+    c.act = act;
+    cases.push_back(c);
+  }
+  c.act = Activation::relu, c.alpha = 2.0f, c.beta = 0.0f, c.nan_bias = true;
+  cases.push_back(c);
+  c.act = Activation::none, c.alpha = 1.0f, c.beta = 0.5f, c.nan_bias = false, c.shape = BiasShape::full;
+  cases.push_back(c);  // a full bias as cuBLASLt's C
+  // One thread: each tuning times its candidates with the GPU to itself.
+  run_and_check(cases, 1);
+
   // silu has no cuBLASLt epilogue: explain says why.
-  Matrix a = make_matrix(DType::bf16, 64, 64, false, 8, rng_, true);
-  Matrix b = make_matrix(DType::bf16, 64, 64, false, 8, rng_, true);
-  Matrix bias = make_matrix(DType::bf16, 1, 64, false, 8, rng_, true);
-  Matrix out = make_matrix(DType::bf16, 64, 64, false, 8, rng_, false);
+  std::mt19937 rng(1);
+  Matrix a = make_matrix(DType::bf16, 64, 64, false, 8, rng, true);
+  Matrix b = make_matrix(DType::bf16, 64, 64, false, 8, rng, true);
+  Matrix bias = make_matrix(DType::bf16, 1, 64, false, 8, rng, true);
+  Matrix out = make_matrix(DType::bf16, 64, 64, false, 8, rng, false);
   bool said = false;
-  for (const auto& c :
-       explain_addmm(bias.view(), a.view(), b.view(), out.view(), 1.0f, 1.0f, Activation::silu, lt.options).choices)
-    said = said || (c.backend == "cublaslt" && !c.applicable && c.reason.find("silu") != std::string::npos);
+  for (const auto& ch : explain_addmm(bias.view(), a.view(), b.view(), out.view(), 1.0f, 1.0f, Activation::silu,
+                                      only("cublaslt"))
+                            .choices)
+    said = said || (ch.backend == "cublaslt" && !ch.applicable && ch.reason.find("silu") != std::string::npos);
   EXPECT_TRUE(said);
 }
 
