@@ -400,7 +400,7 @@ GemmProblem build(const Inputs& in) {
                               "f32)",
                               to_string(in.bias->dtype), to_string(a.dtype), to_string(out.dtype),
                               to_string(a.dtype),
-                              out.dtype != a.dtype && out.dtype != DType::f32 ? ", " + to_string(out.dtype) : ""));
+                              out.dtype != a.dtype && out.dtype != DType::f32 ? std::string(", ") + to_string(out.dtype) : std::string()));
   }
 
   // 6. null data
