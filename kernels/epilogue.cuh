@@ -4,9 +4,10 @@
 //   takes   one warpgroup's m64nN accumulator fragment (float d[N/2] per thread, wgmma layout:
 //           row = 16*warp + lane/4 + 8*((i/2)%2), col = 8*(i/4) + 2*(lane%4) + i%2), the tile origin, the
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
-//   does    the epilogue stage (Epilogue: alpha, beta * bias, activation; apply_epilogue visits a wgmma fragment,
-//           the other kernels call the functor per element), then convert to the output type (bf16 / f16 with
-//           round-to-nearest-even, or f32) and store;
+//   does    the epilogue stage (Epilogue: alpha, beta * bias, activation), then converts to the output type (bf16 /
+//           f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through epilogue_pair (two
+//           adjacent columns of one row); the wgmma kernels reach it through the fragment visitor
+//           for_each_fragment_pair (store_fragment), the fallback and skinny kernels from their own layouts;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   pack_fragment + store_packed_chunk: the same fragment, first packed to 16-bit pairs in registers (so that the
 //           kernel can start the next tile's MMAs into the accumulators), then one 64-column chunk at a time through
@@ -108,55 +109,62 @@ __device__ inline void store_two(void* base, long long offset, float v0, float v
   }
 }
 
-// The fragment visitor: applies Epi to every in-bounds element of one m64nN wgmma fragment (top-left (row0, col0)
-// of batch `batch`), in registers, before the fragment is stored or packed. Nothing for IdentityEpilogue.
-template <int N, class Epi>
-__device__ inline void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0, int col0,
-                                      int M, int N_total) {
+// The one store of the epilogue stage, called by every kernel's direct-store path: applies Epi to the pair of
+// adjacent columns (c, c + 1) of row r (each only where c < N_total; the caller has checked r < M), converts and
+// stores them (one 4- or 8-byte access when p.vec2 and both are in bounds).
+template <int Out, class Epi>
+__device__ __forceinline__ void epilogue_pair(const EpilogueParams& p, float v0, float v1, int batch, int r, int c,
+                                              int N_total) {
   if constexpr (!Epi::kIdentity) {
-    const int t = threadIdx.x % 128;
-    const int warp = t / 32, lane = t % 32;
-    const int r_base = row0 + 16 * warp + lane / 4;
-    const int c_base = col0 + 2 * (lane % 4);
-#pragma unroll
-    for (int q = 0; q < N / 8; ++q)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = r_base + 8 * h, c = c_base + 8 * q;
-        if (r >= M) continue;
-        if (c < N_total) d[4 * q + 2 * h] = Epi()(p, d[4 * q + 2 * h], batch, r, c);
-        if (c + 1 < N_total) d[4 * q + 2 * h + 1] = Epi()(p, d[4 * q + 2 * h + 1], batch, r, c + 1);
-      }
+    if (c < N_total) v0 = Epi()(p, v0, batch, r, c);
+    if (c + 1 < N_total) v1 = Epi()(p, v1, batch, r, c + 1);
   }
+  void* base = p.out;
+  const long long off = static_cast<long long>(batch) * p.batch_stride + r * p.row_stride + c * p.col_stride;
+  if (p.vec2 && c + 1 < N_total) {
+    store_two<Out>(base, off, v0, v1);
+    return;
+  }
+  if (c < N_total) store_one<Out>(base, off, v0);
+  if (c + 1 < N_total) store_one<Out>(base, off + p.col_stride, v1);
 }
 
-// Stores one m64nN fragment whose top-left element is (row0, col0) of batch `batch`.
-template <int N, int Out>
-__device__ inline void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0, int col0,
-                                      int M, int N_total) {
+// The fragment visitor of the wgmma kernels: calls f(i, r, c) for each register pair (d[i], d[i + 1]) of this
+// thread's part of an m64nN accumulator fragment whose top-left element is (row0, col0): row r, columns c and
+// c + 1, for i = 4q + 2h, q >= Q0 (8-column quads), h = 0, 1 (rows r and r + 8).
+template <int N, int Q0 = 0, class F>
+__device__ __forceinline__ void for_each_fragment_pair(int row0, int col0, F&& f) {
   const int t = threadIdx.x % 128;
   const int warp = t / 32, lane = t % 32;
   const int r_base = row0 + 16 * warp + lane / 4;
   const int c_base = col0 + 2 * (lane % 4);
-  void* base = static_cast<char*>(p.out);
-  const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
 #pragma unroll
-  for (int q = 0; q < N / 8; ++q) {  // 8-column quad q holds registers 4q .. 4q+3
+  for (int q = Q0; q < N / 8; ++q)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {    // h = 0: row r_base, h = 1: row r_base + 8
-      const int r = r_base + 8 * h;
-      const int c = c_base + 8 * q;
-      const float v0 = d[4 * q + 2 * h], v1 = d[4 * q + 2 * h + 1];
-      if (r >= M) continue;
-      const long long off = batch_off + r * p.row_stride + c * p.col_stride;
-      if (p.vec2 && c + 1 < N_total) {
-        store_two<Out>(base, off, v0, v1);
-        continue;
-      }
-      if (c < N_total) store_one<Out>(base, off, v0);
-      if (c + 1 < N_total) store_one<Out>(base, off + p.col_stride, v1);
-    }
+    for (int h = 0; h < 2; ++h) f(4 * q + 2 * h, r_base + 8 * h, c_base + 8 * q);
+}
+
+// Applies Epi to every in-bounds element of one m64nN fragment in registers (before it is packed for the TMA store).
+// Nothing for IdentityEpilogue.
+template <int N, class Epi>
+__device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
+                                               int col0, int M, int N_total) {
+  if constexpr (!Epi::kIdentity) {
+    for_each_fragment_pair<N>(row0, col0, [&](int i, int r, int c) {
+      if (r >= M) return;
+      if (c < N_total) d[i] = Epi()(p, d[i], batch, r, c);
+      if (c + 1 < N_total) d[i + 1] = Epi()(p, d[i + 1], batch, r, c + 1);
+    });
   }
+}
+
+// Applies Epi to one m64nN fragment and stores it (top-left element (row0, col0) of batch `batch`).
+template <int N, int Out, class Epi>
+__device__ __forceinline__ void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0,
+                                               int col0, int M, int N_total) {
+  for_each_fragment_pair<N>(row0, col0, [&](int i, int r, int c) {
+    if (r < M) epilogue_pair<Out, Epi>(p, d[i], d[i + 1], batch, r, c, N_total);
+  });
 }
 
 // Converts one m64nN fragment to 16-bit pairs: p[i] holds columns 2i and 2i + 1 of d's layout (d[2i], d[2i + 1]),
@@ -175,28 +183,19 @@ __device__ inline void pack_fragment(const float (&d)[N / 2], cuda::std::uint32_
 template <int N, int Q0>
 __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::uint32_t (&v)[N / 4], int batch,
                                     int row0, int col0, int M, int N_total) {
-  const int t = threadIdx.x % 128;
-  const int warp = t / 32, lane = t % 32;
-  const int r_base = row0 + 16 * warp + lane / 4;
-  const int c_base = col0 + 2 * (lane % 4);
   auto* base = static_cast<cuda::std::uint16_t*>(p.out);
   const long long batch_off = static_cast<long long>(batch) * p.batch_stride;
-#pragma unroll
-  for (int q = Q0; q < N / 8; ++q) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // h = 0: row r_base, h = 1: row r_base + 8
-      const int r = r_base + 8 * h, c = c_base + 8 * q;
-      if (r >= M || c >= N_total) continue;
-      const cuda::std::uint32_t pair = v[2 * q + h];
-      const long long off = batch_off + r * p.row_stride + c * p.col_stride;
-      if (p.vec2 && c + 1 < N_total) {
-        *reinterpret_cast<cuda::std::uint32_t*>(base + off) = pair;
-        continue;
-      }
-      base[off] = static_cast<cuda::std::uint16_t>(pair & 0xFFFF);
-      if (c + 1 < N_total) base[off + p.col_stride] = static_cast<cuda::std::uint16_t>(pair >> 16);
+  for_each_fragment_pair<N, Q0>(row0, col0, [&](int i, int r, int c) {
+    if (r >= M || c >= N_total) return;
+    const cuda::std::uint32_t pair = v[i / 2];
+    const long long off = batch_off + r * p.row_stride + c * p.col_stride;
+    if (p.vec2 && c + 1 < N_total) {
+      *reinterpret_cast<cuda::std::uint32_t*>(base + off) = pair;
+      return;
     }
-  }
+    base[off] = static_cast<cuda::std::uint16_t>(pair & 0xFFFF);
+    if (c + 1 < N_total) base[off + p.col_stride] = static_cast<cuda::std::uint16_t>(pair >> 16);
+  });
 }
 
 // Stores 64-column chunk g of a packed m64nN fragment with a TMA store at (col0 + 64 g, row0, batch), staged in

@@ -18,7 +18,7 @@
 // Shared layout follows the operand: K-contiguous operands are stored [rows][BK + 8] and read with
 // ldmatrix; M/N-contiguous operands are stored [BK][rows + 8] and read with ldmatrix.trans. The 8-element
 // pad keeps rows 16-byte aligned and makes the 8 row addresses of an ldmatrix hit 8 distinct bank groups.
-// Epilogue: epilogue.cuh's store_one/store_two (bounds-checked, any output strides).
+// Epilogue: epilogue.cuh's epilogue_pair (the epilogue stage, bounds-checked stores, any output strides).
 //
 // Config (template argument, rendered by src/choices/fallback.cpp):
 //   kBM, kBN, kBK, kWarpsM, kWarpsN, kF16, kOut, kAMode, kBMode
@@ -234,8 +234,6 @@ __device__ __forceinline__ void fallback_tile(const FallbackParams& p, const Epi
   }
 
   // m16n8 accumulator: c0, c1 at (row g, cols 2t, 2t+1), c2, c3 at row g + 8 (g = lane / 4, t = lane % 4).
-  void* base = ep.out;
-  const long long batch_off = static_cast<long long>(batch) * ep.batch_stride;
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -244,19 +242,8 @@ __device__ __forceinline__ void fallback_tile(const FallbackParams& p, const Epi
       for (int h = 0; h < 2; ++h) {
         const int r = m0 + wm * WM + i * 16 + lane / 4 + 8 * h;
         const int c = n0 + wn * WN + j * 8 + 2 * (lane % 4);
-        if (r >= p.M) continue;
-        const long long off = batch_off + r * ep.row_stride + c * ep.col_stride;
-        float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
-        if constexpr (!Cfg::Epi::kIdentity) {
-          if (c < p.N) v0 = typename Cfg::Epi{}(ep, v0, batch, r, c);
-          if (c + 1 < p.N) v1 = typename Cfg::Epi{}(ep, v1, batch, r, c + 1);
-        }
-        if (ep.vec2 && c + 1 < p.N) {
-          store_two<Cfg::kOut>(base, off, v0, v1);
-        } else {
-          if (c < p.N) store_one<Cfg::kOut>(base, off, v0);
-          if (c + 1 < p.N) store_one<Cfg::kOut>(base, off + ep.col_stride, v1);
-        }
+        if (r < p.M)
+          epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, acc[i][j][2 * h], acc[i][j][2 * h + 1], batch, r, c, p.N);
       }
 }
 

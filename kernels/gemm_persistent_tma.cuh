@@ -40,17 +40,14 @@
 #include <cuda/std/cstdint>
 
 #include "epilogue.cuh"
+#include "operand.cuh"
+#include "pipeline.cuh"
 #include "ptx/sync.cuh"
 #include "ptx/wgmma.cuh"
 #include "scheduler.cuh"
 #include "tma_desc.cuh"
 
 namespace tmagemm::kernels {
-
-__device__ inline void mbar_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
-  }
-}
 
 // Timeline slots written by a kTrace build (per CTA). Cycle counts are the SM's clock64.
 enum TraceSlot : int {
@@ -96,7 +93,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
   // An N-major B is loaded in whole 64-column chunks: a BN of 224 takes four, the last half of which belongs to the
   // next tile (loaded, never read by this tile's wgmma).
-  constexpr int kBChunks = (BN + 63) / 64;
+  using Op = Sw128Operand<2>;                 // 16-bit operands
+  constexpr int kRowElems = Op::kRowElems;   // elements per 128-byte swizzled row (64)
+  constexpr int kBChunks = (BN + kRowElems - 1) / kRowElems;
   static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : kBChunks % 2 == 0),
                 "B must split into two multicast halves");
   // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
@@ -105,15 +104,16 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int kRowsPerConsumer = SN ? BM : BM / C;
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
-  static_assert(!SN || (WN % 64 == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
-  constexpr int kABytes = BM * BK * 2, kBBytes = (Cfg::kBKMajor ? BN : kBChunks * 64) * BK * 2;
+  static_assert(!SN || (WN % kRowElems == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
+  constexpr int kABytes = Op::tile_bytes(BM, BK);
+  constexpr int kBBytes = Op::tile_bytes(Cfg::kBKMajor ? BN : kBChunks * kRowElems, BK);
   constexpr int kStageBytes = kABytes + kBBytes;
-  static_assert(BK % 64 == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
-  constexpr int kSlabs = BK / 64;
+  static_assert(BK % kRowElems == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
+  constexpr int kSlabs = BK / kRowElems;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
   static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
-  static_assert(Cfg::kAKMajor || BM % 64 == 0, "M-major A is loaded in 64-row chunks");
+  static_assert(Cfg::kAKMajor || BM % kRowElems == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
   // Profiling builds only: each tracing thread keeps its timeline in a private array and writes it out at its end
@@ -140,8 +140,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
   constexpr int kStagingBytes = Cfg::kStagingChunks * 64 * 64 * 2;  // per consumer: [64][64] 16-bit swizzled blocks
   unsigned char* staging = smem + S * kStageBytes;  // only with kStoreTma
-  uint64_t* full = reinterpret_cast<uint64_t*>(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
-  uint64_t* empty = full + S;
+  const Ring<S> ring(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
 
   // NOTE: read through a shuffle so that the compiler knows the warpgroup index is warp-uniform (CUTLASS's
   // canonical_warp_group_idx): the consumers' stage offsets and wgmma descriptors then stay in uniform registers
@@ -153,11 +152,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
     if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
-    for (int s = 0; s < S; ++s) {
-      cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], C * 4 * CS);  // one arrival per consumer warp of every cluster CTA
-    }
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    ring.init(C * 4 * CS);  // one arrival per consumer warp of every cluster CTA
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
   // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
@@ -192,8 +187,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // Fills `stage` with K block kb of tile tc (the caller has seen the stage empty).
   auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) {
     // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                         &full[stage], kStageBytes);
+    ring.expect(stage, kStageBytes);
     if (first) mark(kTrProdExpect, clock64());
     unsigned char* a_dst = smem + stage * kStageBytes;
     unsigned char* b_dst = a_dst + kABytes;
@@ -202,28 +196,29 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       constexpr int kRows = BM / CN;
 #pragma unroll
       for (int sl = 0; sl < kSlabs; ++sl)
-        load(CN > 1, &tma_a, a_dst + sl * BM * 128 + rn * kRows * 128, k0 + 64 * sl, tc.m0 + rn * kRows, tc.batch,
-             &full[stage], mask_a);
+        load(CN > 1, &tma_a, a_dst + Op::kmajor_slab(BM, sl) + rn * kRows * 128, k0 + kRowElems * sl,
+             tc.m0 + rn * kRows, tc.batch, &ring.full[stage], mask_a);
     } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
       constexpr int kKRows = BK / CN;
 #pragma unroll
-      for (int i = 0; i < BM / 64; ++i)
-        load(CN > 1, &tma_a, a_dst + i * BK * 128 + rn * kKRows * 128, tc.m0 + 64 * i, k0 + rn * kKRows, tc.batch,
-             &full[stage], mask_a);
+      for (int i = 0; i < BM / kRowElems; ++i)
+        load(CN > 1, &tma_a, a_dst + Op::mnmajor_chunk(BK, i) + rn * kKRows * 128, tc.m0 + kRowElems * i,
+             k0 + rn * kKRows, tc.batch, &ring.full[stage], mask_a);
     }
     if (first) mark(kTrProdA, clock64());
     if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
       constexpr int kRows = BN / CM;
 #pragma unroll
       for (int sl = 0; sl < kSlabs; ++sl)
-        load(CM > 1, &tma_b, b_dst + sl * BN * 128 + rm * kRows * 128, k0 + 64 * sl, tc.n0 + rm * kRows, tc.batch,
-             &full[stage], mask_b);
+        load(CM > 1, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + rm * kRows * 128, k0 + kRowElems * sl,
+             tc.n0 + rm * kRows, tc.batch, &ring.full[stage], mask_b);
     } else {  // 64-column chunks of B split between the CTAs of a cluster column
       constexpr int kChunks = kBChunks / CM;
 #pragma unroll
       for (int jj = 0; jj < kChunks; ++jj) {
         const int j = rm * kChunks + jj;
-        load(CM > 1, &tma_b, b_dst + j * BK * 128, tc.n0 + 64 * j, k0, tc.batch, &full[stage], mask_b);
+        load(CM > 1, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
+             &ring.full[stage], mask_b);
       }
     }
     if (first) mark(kTrFirstLoad, clock64());
@@ -254,30 +249,20 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if constexpr (CS > 1)
       if (threadIdx.x >= 32) ptx::cluster_wait();
     if (tid == 0) {
-      int stage = prefilled % S;
-      uint32_t phase = prefilled == S ? 1 : 0;
+      RingPos<S> pos = RingPos<S>::fresh_after(prefilled);
       for (int t = first_tile; t < sched.total; t += tile_step) {
         const TileCoord tc = tile_of(t);
         for (int kb = t == first_tile ? prefilled : 0; kb < k_blocks; ++kb) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          issue_stage(tc, kb, stage, false);
-          if (++stage == S) {
-            stage = 0;
-            phase ^= 1;
-          }
+          ring.wait_empty(pos);
+          issue_stage(tc, kb, pos.stage, false);
+          pos.advance();
         }
       }
       if (kTr) mark(kTrProducerDone, clock64());
       if constexpr (CS > 1) {
         // NOTE: the peer's consumers arrive on our empty barriers until they finish; wait for every stage to be
         // released once more (a never-filled stage passes at once) so that this CTA outlives those arrivals.
-        for (int i = 0; i < S; ++i) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          if (++stage == S) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
+        ring.drain(pos);
       }
       if (kTr) flush_timeline();
     }
@@ -287,26 +272,16 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if constexpr (CS > 1) ptx::cluster_wait();
     const int cidx = wg - 1;
     const int lane = threadIdx.x % 32;
-    // Frees a stage in every CTA of the cluster (their producers multicast into our copy of it).
-    auto release = [](uint64_t* bar) {
-      if constexpr (CS > 1) {
-#pragma unroll
-        for (int r = 0; r < CS; ++r) ptx::mbarrier_arrive_cluster(bar, r);
-      } else {
-        cuda::ptx::mbarrier_arrive(bar);
-      }
-    };
-    int stage = 0;
-    uint32_t phase = 0;
+    // A stage is freed in every CTA of the cluster (their producers multicast into our copy of it).
+    RingPos<S> pos;
     float acc[MI][WN / 2];
     // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
     const uint32_t smem_base = ptx::smem_u32(smem);
-    const uint64_t a_desc0 = Cfg::kAKMajor ? ptx::smem_desc_sw128(smem_base, 16, 1024)
-                                           : ptx::smem_desc_sw128(smem_base, BK * 128, 1024);
+    const uint64_t a_desc0 = Cfg::kAKMajor ? Op::desc_kmajor(smem_base) : Op::desc_mnmajor(smem_base, BK);
     // With kSplitN a consumer reads its own columns of B: rows of a K-major slab or 64-column chunks.
-    const uint32_t b_cols = SN ? (Cfg::kBKMajor ? cidx * WN * 128 : cidx * (WN / 64) * BK * 128) : 0;
-    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(smem_base + kABytes + b_cols, 16, 1024)
-                                           : ptx::smem_desc_sw128(smem_base + kABytes + b_cols, BK * 128, 1024);
+    const uint32_t b_cols = SN ? (Cfg::kBKMajor ? cidx * WN * 128 : Op::mnmajor_chunk(BK, cidx * (WN / kRowElems))) : 0;
+    const uint64_t b_desc0 = Cfg::kBKMajor ? Op::desc_kmajor(smem_base + kABytes + b_cols)
+                                           : Op::desc_mnmajor(smem_base + kABytes + b_cols, BK);
 
     const bool tracer = kTr && cidx == 0 && tid == 0;
     int tiles_done = 0;
@@ -349,20 +324,19 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       tc.n0 += rn * BN;
       int prev_stage = 0;
       for (int kb = 0; kb < k_blocks; ++kb) {
-        mbar_wait(&full[stage], phase);
+        ring.wait_full(pos);
         if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
         // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
-        const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
+        const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
         ptx::wgmma_fence();
 #pragma unroll
-        for (int k16 = 0; k16 < BK / 16; ++k16) {
-          const uint32_t b_off = Cfg::kBKMajor ? (k16 / 4) * BN * 128 + (k16 % 4) * 32 : k16 * 16 * 128;
+        for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
+          const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, 0, k16) : Op::mnmajor_step(BK, 0, k16);
           const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) {
             const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
-            const uint32_t a_off = Cfg::kAKMajor ? (k16 / 4) * BM * 128 + frag * 64 * 128 + (k16 % 4) * 32
-                                                 : frag * BK * 128 + k16 * 16 * 128;
+            const uint32_t a_off = Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
             const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
             ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
                                                                                           (kb | k16) != 0);
@@ -374,16 +348,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if (kb > 0) {
           // NOTE: release a stage only after the wgmmas reading it have completed.
           ptx::wgmma_wait<1>();
-          if (lane == 0) release(&empty[prev_stage]);
+          if (lane == 0) ring.template release<CS>(prev_stage);
         }
-        prev_stage = stage;
-        if (++stage == S) {
-          stage = 0;
-          phase ^= 1;
-        }
+        prev_stage = pos.stage;
+        pos.advance();
       }
       ptx::wgmma_wait<0>();
-      if (lane == 0) release(&empty[prev_stage]);
+      if (lane == 0) ring.template release<CS>(prev_stage);
       if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
       ++tiles_done;
       if constexpr (kDeferred)
@@ -393,11 +364,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         ptx::fence_accumulators(acc[mi]);
         const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
-        apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
         if constexpr (kDeferred) {
+          apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
           pack_fragment<WN, Cfg::kOut>(acc[mi], packed[mi]);
         } else {
-          store_fragment<WN, Cfg::kOut>(ep, acc[mi], tc.batch, row0, col0, M, N);
+          store_fragment<WN, Cfg::kOut, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }
       }
       if constexpr (kDeferred) {

@@ -24,7 +24,7 @@
 // Reduction: each CTA writes its fp32 partial tile to its own shared memory as red[kMP][BN + 4] (over the ring,
 // which is idle by then). After a cluster barrier, the CTA of split s sums columns [s * BN / S, (s + 1) * BN / S) of
 // its tile's S partials over distributed shared memory in split order (deterministic) and stores rows < M (epilogue.cuh
-// store_one / store_two; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
+// epilogue_pair; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
 // shared memory alive until its peers have read it.
 //
 // Config (template argument, rendered by src/choices/skinny.cpp): kBN, kBK, kStages, kMP, kF16, kOut, kAKMajor,
@@ -35,6 +35,8 @@
 #include <cuda/std/cstdint>
 
 #include "epilogue.cuh"
+#include "operand.cuh"
+#include "pipeline.cuh"
 #include "ptx/sync.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
@@ -53,24 +55,21 @@ struct SkinnyParams {
 constexpr int kSkinnyThreads = 160;  // one consumer warpgroup + one producer warp
 constexpr int kSkinnyRedPad = 4;     // floats of padding per row of the reduction tile
 
+using SkinnyOperand = Sw128Operand<2>;  // 16-bit operands
+
 template <class Cfg>
 constexpr int skinny_b_tile_bytes() {
-  return Cfg::kBN * Cfg::kBK * 2;
+  return SkinnyOperand::tile_bytes(Cfg::kBN, Cfg::kBK);
 }
 template <class Cfg>
 constexpr int skinny_a_tile_bytes() {
-  return (Cfg::kAKMajor ? Cfg::kMP : 64) * Cfg::kBK * 2;
+  return SkinnyOperand::tile_bytes(Cfg::kAKMajor ? Cfg::kMP : SkinnyOperand::kRowElems, Cfg::kBK);
 }
 template <class Cfg>
 constexpr int skinny_smem_bytes() {
   const int ring = Cfg::kStages * (skinny_b_tile_bytes<Cfg>() + skinny_a_tile_bytes<Cfg>());
   const int red = 4 * Cfg::kMP * (Cfg::kBN + kSkinnyRedPad);
-  return 1024 /* alignment slack */ + (ring > red ? ring : red) + 2 * Cfg::kStages * 8 /* barriers */;
-}
-
-__device__ inline void skinny_wait(cuda::std::uint64_t* bar, cuda::std::uint32_t parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
-  }
+  return 1024 /* alignment slack */ + (ring > red ? ring : red) + Ring<Cfg::kStages>::kBytes;
 }
 
 template <class Cfg>
@@ -81,21 +80,22 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BN = Cfg::kBN, BK = Cfg::kBK, MP = Cfg::kMP, S = Cfg::kStages;
+  using Op = SkinnyOperand;
+  constexpr int kRowElems = Op::kRowElems;
   constexpr int MI = BN / 64;  // m64 fragments (64 columns of out each)
   constexpr int kBBytes = skinny_b_tile_bytes<Cfg>(), kABytes = skinny_a_tile_bytes<Cfg>();
   constexpr int kStageBytes = kBBytes + kABytes;
   constexpr int RP = BN + kSkinnyRedPad;
   constexpr int kRing = S * kStageBytes, kRed = 4 * MP * RP;
   static_assert(BN % 64 == 0 && BN <= 256, "whole m64 fragments; TMA boxes of at most 256 rows");
-  static_assert(BK % 64 == 0, "BK is whole 128-byte swizzle slabs");
+  static_assert(BK % kRowElems == 0, "BK is whole 128-byte swizzle slabs");
   static_assert(MP == 32 || MP == 64, "wgmma n = 32 or 64");
   static_assert(kBBytes % 1024 == 0 && kABytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
   extern __shared__ unsigned char smem_raw[];
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
   unsigned char* smem = smem_raw + ((1024 - (ptx::smem_u32(smem_raw) & 1023)) & 1023);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + (kRing > kRed ? kRing : kRed));
-  uint64_t* empty = full + S;
+  const Ring<S> ring(smem + (kRing > kRed ? kRing : kRed));
 
   const int splits = p.splits, cast = p.cast, csize = splits * cast;
   const int crank = static_cast<int>(blockIdx.x) % csize;  // == %cluster_ctarank for clusters of csize along x
@@ -107,13 +107,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   const int nkb = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < S; ++s) {
-      cuda::ptx::mbarrier_init(&full[s], 1);
-      cuda::ptx::mbarrier_init(&empty[s], 4 * cast);  // one arrival per consumer warp of every CTA sharing A
-    }
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
-  }
+  if (threadIdx.x == 0) ring.init(4 * cast);  // one arrival per consumer warp of every CTA sharing A
   // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
   // fence.mbarrier_init already releases it to the cluster, so the arrival need not fence (a release arrival is a
   // MEMBAR.ALL.GPU in the SASS).
@@ -140,41 +134,40 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         else
           cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, bar);
       };
-      int stage = 0;
-      uint32_t phase = 0;
+      RingPos<S> pos;
       for (int kb = 0; kb < nkb; ++kb) {
-        skinny_wait(&empty[stage], phase ^ 1);
+        ring.wait_empty(pos);
+        const int stage = pos.stage;
+        uint64_t* full = &ring.full[stage];
         // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
-        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                             &full[stage], kStageBytes);
+        ring.expect(stage, kStageBytes);
         unsigned char* b_dst = smem + stage * kStageBytes;
         unsigned char* a_dst = b_dst + kBBytes;
         const int k0 = kbeg + kb * BK;
         if constexpr (Cfg::kBKMajor) {
 #pragma unroll
-          for (int sl = 0; sl < BK / 64; ++sl) {
-            ptx::tma_load_3d_hint(b_dst + sl * BN * 128, &tma_b, k0 + 64 * sl, n0, batch, &full[stage], stream_once);
+          for (int sl = 0; sl < BK / kRowElems; ++sl) {
+            ptx::tma_load_3d_hint(b_dst + Op::kmajor_slab(BN, sl), &tma_b, k0 + kRowElems * sl, n0, batch, full,
+                                  stream_once);
           }
         } else {
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j) {
-            ptx::tma_load_3d_hint(b_dst + j * BK * 128, &tma_b, n0 + 64 * j, k0, batch, &full[stage], stream_once);
+          for (int j = 0; j < BN / kRowElems; ++j) {
+            ptx::tma_load_3d_hint(b_dst + Op::mnmajor_chunk(BK, j), &tma_b, n0 + kRowElems * j, k0, batch, full,
+                                  stream_once);
           }
         }
         // This CTA's part of the A block (the host's box is 1/cast of it): rows of A (K-major) or K rows (M-major).
         if constexpr (Cfg::kAKMajor) {
           const int rows = MP / cast;
 #pragma unroll
-          for (int sl = 0; sl < BK / 64; ++sl)
-            load_a(a_dst + sl * MP * 128 + ci * rows * 128, k0 + 64 * sl, ci * rows, &full[stage]);
+          for (int sl = 0; sl < BK / kRowElems; ++sl)
+            load_a(a_dst + Op::kmajor_slab(MP, sl) + ci * rows * 128, k0 + kRowElems * sl, ci * rows, full);
         } else {
           const int krows = BK / cast;
-          load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, &full[stage]);
+          load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, full);
         }
-        if (++stage == S) {
-          stage = 0;
-          phase ^= 1;
-        }
+        pos.advance();
       }
     }
   } else {
@@ -185,23 +178,21 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       for (int i = 0; i < MP / 2; ++i) acc[mi][i] = 0.0f;
     const uint32_t base = ptx::smem_u32(smem);
     // Stage 0's descriptors; the loop adds byte offsets to their address field.
-    const uint64_t b_desc0 = Cfg::kBKMajor ? ptx::smem_desc_sw128(base, 16, 1024) : ptx::smem_desc_sw128(base, BK * 128, 1024);
-    const uint64_t a_desc0 = Cfg::kAKMajor ? ptx::smem_desc_sw128(base + kBBytes, 16, 1024)
-                                           : ptx::smem_desc_sw128(base + kBBytes, BK * 128, 1024);
-    int stage = 0, prev_stage = 0;
-    uint32_t phase = 0;
+    const uint64_t b_desc0 = Cfg::kBKMajor ? Op::desc_kmajor(base) : Op::desc_mnmajor(base, BK);
+    const uint64_t a_desc0 = Cfg::kAKMajor ? Op::desc_kmajor(base + kBBytes) : Op::desc_mnmajor(base + kBBytes, BK);
+    RingPos<S> pos;
+    int prev_stage = 0;
     for (int kb = 0; kb < nkb; ++kb) {
-      skinny_wait(&full[stage], phase);
-      const uint32_t stage_off = static_cast<uint32_t>(stage) * kStageBytes;
+      ring.wait_full(pos);
+      const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
       ptx::wgmma_fence();
 #pragma unroll
-      for (int k16 = 0; k16 < BK / 16; ++k16) {
-        const uint32_t a_off = Cfg::kAKMajor ? (k16 / 4) * MP * 128 + (k16 % 4) * 32 : k16 * 16 * 128;
+      for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
+        const uint32_t a_off = Cfg::kAKMajor ? Op::kmajor_step(MP, 0, k16) : Op::mnmajor_step(BK, 0, k16);
         const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) {
-          const uint32_t b_off = Cfg::kBKMajor ? (k16 / 4) * BN * 128 + mi * 64 * 128 + (k16 % 4) * 32
-                                               : mi * BK * 128 + k16 * 16 * 128;
+          const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, mi * 64, k16) : Op::mnmajor_step(BK, mi, k16);
           const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
           ptx::Mma16<MP, Cfg::kBKMajor ? 0 : 1, Cfg::kAKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], db, da, 1);
         }
@@ -211,19 +202,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         // NOTE: release a stage only after the wgmmas reading it have completed. (Releasing each stage as soon as
         // its own wgmmas retire measured slower: perf notes, skinny v6.)
         ptx::wgmma_wait<1>();
-        if (lane == 0) {
-          if (cast > 1) {
-            for (int j = 0; j < cast; ++j) ptx::mbarrier_arrive_cluster(&empty[prev_stage], rank * cast + j);
-          } else {
-            cuda::ptx::mbarrier_arrive(&empty[prev_stage]);
-          }
-        }
+        if (lane == 0) ring.release(prev_stage, rank * cast, cast);
       }
-      prev_stage = stage;
-      if (++stage == S) {
-        stage = 0;
-        phase ^= 1;
-      }
+      prev_stage = pos.stage;
+      pos.advance();
     }
     ptx::wgmma_wait<0>();
 #pragma unroll
@@ -256,8 +238,6 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step.
   const int cols = BN / splits, quads = cols / 4, c0 = rank * cols;
   const int rows = min(MP, p.M);
-  void* out = ep.out;
-  const long long batch_off = static_cast<long long>(batch) * ep.batch_stride;
   for (int u = threadIdx.x; u < rows * quads; u += kSkinnyThreads) {
     const int row = u / quads, col = c0 + 4 * (u % quads);
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -269,22 +249,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       sum.w += v.w;
     }
     const int n = n0 + col;
-    const long long off = batch_off + row * ep.row_stride + n * ep.col_stride;
-    float vals[4] = {sum.x, sum.y, sum.z, sum.w};
-    if constexpr (!Cfg::Epi::kIdentity) {
-#pragma unroll
-      for (int h = 0; h < 4; ++h)
-        if (n + h < p.N) vals[h] = typename Cfg::Epi{}(ep, vals[h], batch, row, n + h);
-    }
-#pragma unroll
-    for (int h = 0; h < 4; h += 2) {
-      if (ep.vec2 && n + h + 1 < p.N) {
-        store_two<Cfg::kOut>(out, off + h, vals[h], vals[h + 1]);
-      } else {
-        if (n + h < p.N) store_one<Cfg::kOut>(out, off + h * ep.col_stride, vals[h]);
-        if (n + h + 1 < p.N) store_one<Cfg::kOut>(out, off + (h + 1) * ep.col_stride, vals[h + 1]);
-      }
-    }
+    epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.x, sum.y, batch, row, n, p.N);
+    epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.z, sum.w, batch, row, n + 2, p.N);
   }
   // Peers have finished reading this CTA's partial tile. NOTE: a relaxed arrival orders nothing; it suffices because
   // each remote load's value is summed (FADDs under the load's own predicate) before any branch, store or barrier,

@@ -28,6 +28,7 @@ struct CompileCheckOptions {
   unsigned jobs = 0;  // 0: std::thread::hardware_concurrency()
   std::string filter;
   bool verbose = false;
+  bool print_keys = false;  // print "<cache key> <name>" per kernel and compile nothing
 };
 
 struct Outcome {
@@ -98,6 +99,11 @@ int run_compile_check(const CompileCheckOptions& opt) {
     return 1;
   }
 
+  if (opt.print_keys) {  // for tools that compare two builds' kernels by name (lab/compare-sass.py)
+    for (const auto& s : specs) fmt::print("{} {}\n", jit::cache_key(s, opt.arch), s.name);
+    return 0;
+  }
+
   unsigned jobs = opt.jobs ? opt.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(specs.size()));
   fmt::print("compile-check: compiling {} kernels for {} with {} threads\n", specs.size(), opt.arch, jobs);
@@ -157,6 +163,8 @@ void add_compile_check(CLI::App& app, Action& action) {
   sub->add_option("--filter", opt->filter, "Only kernels whose name matches this regex (ECMAScript, search)");
   sub->add_flag("--verbose,-v", opt->verbose,
                 "Print each kernel's ptxas resource usage; register spills and C75xx advisories fail");
+  sub->add_flag("--print-keys", opt->print_keys,
+                "Print each kernel's cache key and name (the file <key>.cubin in the kernel cache); compile nothing");
   sub->callback([&action, opt] { action = [opt] { return run_compile_check(*opt); }; });
 }
 
