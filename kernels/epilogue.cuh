@@ -39,6 +39,7 @@ struct EpilogueParams {
   float alpha, beta;
   const void* bias;  // element (b, r, c) at b*bias_bs + r*bias_rs + c*bias_cs (a broadcast dimension has stride 0)
   long long bias_rs, bias_cs, bias_bs;
+  int bias_vec2;  // a row-vector bias's column pairs (even c, c + 1) may be read as one 4/8-byte access
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * acc), composed from the host's EpilogueSpec
@@ -47,27 +48,57 @@ struct EpilogueParams {
 //   Act: the Activation enum of include/tmagemm/types.hpp (0 none, 1 relu, 2 gelu (erf), 3 gelu_tanh, 4 silu,
 //        5 sigmoid), as torch.nn.functional computes them in fp32.
 //   Alpha: multiply by alpha (false: alpha = 1).
+//   Bcast: how the bias broadcasts: 0 any (M,N) strides, 1 a row vector (one value per column), 2 a column vector
+//        (one value per row). With 1 or 2 a bias value's address depends on the column or the row alone, so a
+//        thread loads each once for all the rows (columns) of a fragment it holds.
 // kIdentity: plain mm; every store path then compiles exactly as without an epilogue.
-template <int BiasType, int Act, bool Alpha>
+template <int BiasType, int Act, bool Alpha, int Bcast = 0>
 struct Epilogue {
   static constexpr bool kIdentity = BiasType < 0 && Act == 0 && !Alpha;
-  __device__ __forceinline__ float operator()(const EpilogueParams& p, float v, int batch, int r, int c) const {
-    if constexpr (Alpha) v *= p.alpha;
-    if constexpr (BiasType >= 0) {
-      const long long off = batch * p.bias_bs + r * p.bias_rs + c * p.bias_cs;
-      float b;
-      if constexpr (BiasType == 2) {
-        b = static_cast<const float*>(p.bias)[off];
-      } else {
-        const cuda::std::uint16_t bits = static_cast<const cuda::std::uint16_t*>(p.bias)[off];
-        if constexpr (BiasType == 0) {
-          b = __uint_as_float(static_cast<cuda::std::uint32_t>(bits) << 16);
-        } else {
-          asm("cvt.f32.f16 %0, %1;" : "=f"(b) : "h"(bits));
-        }
-      }
-      v = fmaf(p.beta, b, v);
+  static constexpr int kBiasType = BiasType, kBcast = Bcast;
+
+  __device__ __forceinline__ static float bias_load(const EpilogueParams& p, long long off) {
+    if constexpr (BiasType == 2) {
+      return static_cast<const float*>(p.bias)[off];
+    } else {
+      const cuda::std::uint16_t bits = static_cast<const cuda::std::uint16_t*>(p.bias)[off];
+      return bias_bits(bits);
     }
+  }
+  __device__ __forceinline__ static float bias_bits(cuda::std::uint16_t bits) {
+    if constexpr (BiasType == 0) {
+      return __uint_as_float(static_cast<cuda::std::uint32_t>(bits) << 16);
+    } else {
+      float b;
+      asm("cvt.f32.f16 %0, %1;" : "=f"(b) : "h"(bits));
+      return b;
+    }
+  }
+  __device__ __forceinline__ static float bias_at(const EpilogueParams& p, int batch, int r, int c) {
+    long long off = batch * p.bias_bs;
+    if constexpr (Bcast != 2) off += c * p.bias_cs;
+    if constexpr (Bcast != 1) off += r * p.bias_rs;
+    return bias_load(p, off);
+  }
+  // The two bias values of columns c (even) and c + 1 of a row-vector bias (0 past N_total).
+  __device__ __forceinline__ static float2 bias_pair(const EpilogueParams& p, int batch, int c, int N_total) {
+    const long long off = batch * p.bias_bs + c * p.bias_cs;
+    if (p.bias_vec2 && c + 1 < N_total) {
+      if constexpr (BiasType == 2) {
+        return *reinterpret_cast<const float2*>(static_cast<const float*>(p.bias) + off);
+      } else {
+        const cuda::std::uint32_t two =
+            *reinterpret_cast<const cuda::std::uint32_t*>(static_cast<const cuda::std::uint16_t*>(p.bias) + off);
+        return make_float2(bias_bits(static_cast<cuda::std::uint16_t>(two & 0xFFFF)),
+                           bias_bits(static_cast<cuda::std::uint16_t>(two >> 16)));
+      }
+    }
+    return make_float2(c < N_total ? bias_load(p, off) : 0.0f, c + 1 < N_total ? bias_load(p, off + p.bias_cs) : 0.0f);
+  }
+  // act(beta * b + alpha * v) for a bias value b already loaded (ignored without a bias).
+  __device__ __forceinline__ static float finish(const EpilogueParams& p, float v, float b) {
+    if constexpr (Alpha) v *= p.alpha;
+    if constexpr (BiasType >= 0) v = fmaf(p.beta, b, v);
     if constexpr (Act == 1) {
       v = v < 0.0f ? 0.0f : v;  // NaN stays NaN, as torch.relu
     } else if constexpr (Act == 2) {
@@ -81,6 +112,10 @@ struct Epilogue {
       v = 1.0f / (1.0f + expf(-v));
     }
     return v;
+  }
+  __device__ __forceinline__ float operator()(const EpilogueParams& p, float v, int batch, int r, int c) const {
+    if constexpr (BiasType >= 0) return finish(p, v, bias_at(p, batch, r, c));
+    return finish(p, v, 0.0f);
   }
 };
 using IdentityEpilogue = Epilogue<-1, 0, false>;
@@ -144,12 +179,65 @@ __device__ __forceinline__ void for_each_fragment_pair(int row0, int col0, F&& f
     for (int h = 0; h < 2; ++h) f(4 * q + 2 * h, r_base + 8 * h, c_base + 8 * q);
 }
 
+// Brings the bias values of a tile's rows [row0, row0 + rows) or columns [col0, col0 + cols) into L1 ahead of the
+// epilogue (prefetch.global.L1: nothing is held in registers), so that the epilogue's loads of a row or column
+// vector wait ~L1 latency, not L2's. The persistent kernel issues it during a tile's last K block, under the MMAs.
+// One 128-byte line per lane of each calling warp; only for a vector with unit stride (other biases: nothing).
+template <class Epi>
+__device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch, int row0, int rows, int M, int col0,
+                                              int cols, int N_total) {
+  if constexpr (Epi::kBiasType >= 0 && Epi::kBcast != 0) {
+    constexpr int kElem = Epi::kBiasType == 2 ? 4 : 2, kPerLine = 128 / kElem;
+    const int lane = threadIdx.x % 32;
+    const bool row_vector = Epi::kBcast == 1;
+    const int first = (row_vector ? col0 : row0) + lane * kPerLine;
+    const int end = row_vector ? min(col0 + cols, N_total) : min(row0 + rows, M);
+    const long long stride = row_vector ? p.bias_cs : p.bias_rs;
+    if (stride != 1 || first >= end) return;
+    const char* addr = static_cast<const char*>(p.bias) + (batch * p.bias_bs + first) * kElem;
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(addr));
+  }
+}
+
 // Applies Epi to every in-bounds element of one m64nN fragment in registers (before it is packed for the TMA store).
 // Nothing for IdentityEpilogue.
 template <int N, class Epi>
 __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
                                                int col0, int M, int N_total) {
-  if constexpr (!Epi::kIdentity) {
+  if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 1) {
+    // A row vector: each column pair's two values are loaded once (one access where p.bias_vec2) and serve the
+    // thread's two rows of the quad.
+#pragma unroll
+    for (int q = 0; q < N / 8; ++q) {
+      const int t = threadIdx.x % 128;
+      const int r = row0 + 16 * (t / 32) + (t % 32) / 4, c = col0 + 2 * (t % 4) + 8 * q;
+      if (c >= N_total) continue;
+      const float2 b = Epi::bias_pair(p, batch, c, N_total);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (r + 8 * h >= M) continue;
+        const int i = 4 * q + 2 * h;
+        d[i] = Epi::finish(p, d[i], b.x);
+        if (c + 1 < N_total) d[i + 1] = Epi::finish(p, d[i + 1], b.y);
+      }
+    }
+  } else if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 2) {
+    // A column vector: each of the thread's two rows loads its value once for all its columns.
+    const int t = threadIdx.x % 128;
+    const int r_base = row0 + 16 * (t / 32) + (t % 32) / 4, c_base = col0 + 2 * (t % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = r_base + 8 * h;
+      if (r >= M) continue;
+      const float b = Epi::bias_at(p, batch, r, 0);
+#pragma unroll
+      for (int q = 0; q < N / 8; ++q) {
+        const int c = c_base + 8 * q, i = 4 * q + 2 * h;
+        if (c < N_total) d[i] = Epi::finish(p, d[i], b);
+        if (c + 1 < N_total) d[i + 1] = Epi::finish(p, d[i + 1], b);
+      }
+    }
+  } else if constexpr (!Epi::kIdentity) {
     for_each_fragment_pair<N>(row0, col0, [&](int i, int r, int c) {
       if (r >= M) return;
       if (c < N_total) d[i] = Epi()(p, d[i], batch, r, c);

@@ -345,6 +345,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         ptx::wgmma_commit();
         if constexpr (kDeferred)
           if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
+        if constexpr (!Cfg::Epi::kIdentity)
+          if (kb == k_blocks - 1)  // the epilogue's bias lines into L1, under this K block's MMAs
+            prefetch_bias<typename Cfg::Epi>(ep, tc.batch, tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), kRowsPerConsumer,
+                                             M, tc.n0 + (SN ? cidx * WN : 0), WN, N);
         if (kb > 0) {
           // NOTE: release a stage only after the wgmmas reading it have completed.
           ptx::wgmma_wait<1>();
@@ -364,11 +368,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         ptx::fence_accumulators(acc[mi]);
         const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
+        // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
+        apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
         if constexpr (kDeferred) {
-          apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
           pack_fragment<WN, Cfg::kOut>(acc[mi], packed[mi]);
         } else {
-          store_fragment<WN, Cfg::kOut, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
+          store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, acc[mi], tc.batch, row0, col0, M, N);
         }
       }
       if constexpr (kDeferred) {

@@ -34,7 +34,7 @@ def sass(path):
         out = subprocess.run([NVDISASM, "-c", f.name], capture_output=True, text=True, check=True).stdout
     lines = []
     for l in out.splitlines():
-        if re.match(r"\s*/\*[0-9a-f]{4}\*/", l):
+        if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l):
             l = l.split("*/", 1)[1].split("/*")[0].strip().rstrip(" ;")
             l = re.sub(r"0x[0-9a-f]+", "X", l) if "BRA" in l or "CALL" in l else l
             lines.append(l)

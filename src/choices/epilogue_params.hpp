@@ -1,6 +1,6 @@
 // epilogue_params.hpp — the host side of the epilogue stage (kernels/epilogue.cuh), shared by every backend whose
-// kernels use it: the EpilogueSpec (what the kernel is compiled with: bias type, activation, alpha) and the
-// per-launch EpilogueParams (output, alpha, beta, bias pointer and broadcast strides).
+// kernels use it: the EpilogueSpec (what the kernel is compiled with: bias type, activation, alpha, how the bias
+// broadcasts) and the per-launch EpilogueParams (output, alpha, beta, bias pointer and broadcast strides).
 #pragma once
 #include <fmt/format.h>
 
@@ -11,19 +11,28 @@
 
 namespace tmagemm::choices {
 
-// The compile-time part of an epilogue: becomes `using Epi = tmagemm::kernels::Epilogue<bias, act, alpha>;` in a
-// kernel's config (render) and part of its name, its kernel-cache key and the backends' loaded-kernel keys (code).
+// The compile-time part of an epilogue: becomes `using Epi = tmagemm::kernels::Epilogue<bias, act, alpha[, bcast]>;`
+// in a kernel's config (render) and part of its name, its kernel-cache key and the backends' loaded-kernel keys
+// (code).
 struct EpilogueSpec {
   int bias = -1;     // -1 none (or beta = 0: bias values are never read), 0 bf16, 1 f16, 2 f32
   int act = 0;       // tmagemm::Activation as int
   bool alpha = false;  // alpha != 1
+  int bcast = 0;     // with a bias: 0 any (M,N) strides, 1 row vector (1,N), 2 column vector (M,1)
 
   bool identity() const { return bias < 0 && act == 0 && !alpha; }
-  int code() const { return (bias + 1) | act << 2 | (alpha ? 1 : 0) << 5; }
-  // "" for the identity (mm kernels keep their names), else "_e<bias><act><alpha>".
-  std::string suffix() const { return identity() ? "" : fmt::format("_e{}{}{}", bias + 1, act, alpha ? 1 : 0); }
+  int code() const { return (bias + 1) | act << 2 | (alpha ? 1 : 0) << 5 | bcast << 6; }
+  // "" for the identity (mm kernels keep their names), else "_e<bias><act><alpha>" and "r" (row vector) or "c"
+  // (column vector).
+  std::string suffix() const {
+    if (identity()) return "";
+    return fmt::format("_e{}{}{}{}", bias + 1, act, alpha ? 1 : 0, bcast == 1 ? "r" : bcast == 2 ? "c" : "");
+  }
+  // The template's fourth argument is left out when 0 (its default), so that kernels without a broadcast vector
+  // keep their source text and cache keys.
   std::string render() const {
-    return fmt::format("  using Epi = tmagemm::kernels::Epilogue<{}, {}, {}>;\n", bias, act, alpha ? "true" : "false");
+    return fmt::format("  using Epi = tmagemm::kernels::Epilogue<{}, {}, {}{}>;\n", bias, act, alpha ? "true" : "false",
+                       bcast ? fmt::format(", {}", bcast) : std::string());
   }
 };
 
@@ -32,7 +41,10 @@ inline int bias_type_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f
 inline EpilogueSpec epilogue_spec(const GemmProblem& p) {
   EpilogueSpec e;
   if (p.op != Op::addmm) return e;
-  if (p.bias_kind != BiasKind::none && p.beta != 0.0f) e.bias = bias_type_code(p.bias.dtype);
+  if (p.bias_kind != BiasKind::none && p.beta != 0.0f) {
+    e.bias = bias_type_code(p.bias.dtype);
+    e.bcast = p.bias_kind == BiasKind::row_vector ? 1 : p.bias_kind == BiasKind::col_vector ? 2 : 0;
+  }
   e.act = static_cast<int>(p.act);
   e.alpha = p.alpha != 1.0f;
   return e;
@@ -40,7 +52,8 @@ inline EpilogueSpec epilogue_spec(const GemmProblem& p) {
 
 // A few epilogues for `tmagemm compile-check` to compile on one config per backend (every activation, each bias type).
 inline std::vector<EpilogueSpec> epilogue_samples() {
-  return {{0, 0, false}, {0, 1, false}, {0, 2, false}, {0, 3, false}, {1, 4, true}, {2, 5, false}, {-1, 3, true}};
+  return {{0, 0, false, 1}, {0, 1, false, 1}, {0, 2, false, 0}, {0, 3, false, 1},
+          {1, 4, true, 2},  {2, 5, false, 1}, {2, 0, false, 0},  {-1, 3, true}};
 }
 
 // Same layout as kernels::EpilogueParams.
@@ -53,6 +66,7 @@ struct EpilogueParamsHost {
   float alpha, beta;
   const void* bias;
   long long bias_rs, bias_cs, bias_bs;
+  int bias_vec2;  // a row-vector bias's pairs (even c, c + 1) may be read as one 4-byte (16-bit) / 8-byte (f32) access
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
@@ -73,6 +87,9 @@ inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
     ep.bias_rs = p.bias.row_stride;
     ep.bias_cs = p.bias.col_stride;
     ep.bias_bs = p.bias.batch_stride;
+    const std::size_t bias_elem = itemsize(p.bias.dtype);
+    ep.bias_vec2 = p.bias_kind == BiasKind::row_vector && p.bias.col_stride == 1 && p.bias.batch_stride % 2 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(p.bias.data) % (2 * bias_elem) == 0;
   }
   return ep;
 }

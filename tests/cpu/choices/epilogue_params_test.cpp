@@ -40,8 +40,16 @@ TEST(EpilogueSpec, FromAnAddmmProblem) {
   EXPECT_EQ(e.bias, 2);
   EXPECT_EQ(e.act, static_cast<int>(Activation::gelu_tanh));
   EXPECT_TRUE(e.alpha);
-  EXPECT_EQ(e.suffix(), "_e331");
-  EXPECT_EQ(e.render(), "  using Epi = tmagemm::kernels::Epilogue<2, 3, true>;\n");
+  EXPECT_EQ(e.bcast, 1);  // a row vector: one bias value per column
+  EXPECT_EQ(e.suffix(), "_e331r");
+  EXPECT_EQ(e.render(), "  using Epi = tmagemm::kernels::Epilogue<2, 3, true, 1>;\n");
+  const EpilogueSpec col = epilogue_spec(addmm_problem(BiasKind::col_vector, DType::bf16, 1.0f, 1.0f, Activation::none));
+  EXPECT_EQ(col.bcast, 2);
+  EXPECT_EQ(col.suffix(), "_e100c");
+  EXPECT_NE(col.code(), epilogue_spec(addmm_problem(BiasKind::full, DType::bf16, 1.0f, 1.0f, Activation::none)).code());
+  // A full bias keeps the three-argument form (the template's default broadcast).
+  EXPECT_EQ(epilogue_spec(addmm_problem(BiasKind::full, DType::bf16, 1.0f, 1.0f, Activation::none)).render(),
+            "  using Epi = tmagemm::kernels::Epilogue<0, 0, false>;\n");
   // beta = 0: the kernel never reads bias (NaN there must not reach out).
   const EpilogueSpec z = epilogue_spec(addmm_problem(BiasKind::full, DType::bf16, 1.0f, 0.0f, Activation::relu));
   EXPECT_EQ(z.bias, -1);
@@ -53,9 +61,17 @@ TEST(EpilogueSpec, LaunchParametersCarryTheBroadcastStrides) {
   const EpilogueParamsHost row = epilogue_params(addmm_problem(BiasKind::row_vector, DType::bf16, 1, 1, Activation::none));
   EXPECT_EQ(row.bias_rs, 0);
   EXPECT_EQ(row.bias_cs, 1);
+  EXPECT_EQ(row.bias_vec2, 1);  // packed and 4-byte aligned: column pairs read as one access
+  GemmProblem odd = addmm_problem(BiasKind::row_vector, DType::bf16, 1, 1, Activation::none);
+  odd.bias.data = reinterpret_cast<const void*>(0x1002);
+  EXPECT_EQ(epilogue_params(odd).bias_vec2, 0);
+  odd.bias.data = reinterpret_cast<const void*>(0x1000);
+  odd.bias.col_stride = 3;
+  EXPECT_EQ(epilogue_params(odd).bias_vec2, 0);
   const EpilogueParamsHost col = epilogue_params(addmm_problem(BiasKind::col_vector, DType::bf16, 1, 1, Activation::none));
   EXPECT_EQ(col.bias_rs, 1);
   EXPECT_EQ(col.bias_cs, 0);
+  EXPECT_EQ(col.bias_vec2, 0);
   const EpilogueParamsHost full = epilogue_params(addmm_problem(BiasKind::full, DType::bf16, 0.5f, 2, Activation::none));
   EXPECT_EQ(full.bias_rs, 96);
   EXPECT_EQ(full.alpha, 0.5f);
