@@ -1,6 +1,6 @@
 // options.cpp — Options defaults and the TMAGEMM_* environment variables that override them. A variable that
 // is unset or empty keeps the default; a malformed one throws Error(invalid_argument) naming the variable and
-// the values it accepts.
+// the values it accepts. The backends' on/off variables come from choices::backend_switches().
 #include "tmagemm/options.hpp"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <regex>
 #include <string>
 
+#include "choices/choice.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm {
@@ -119,10 +120,8 @@ void read_regex(const char* name, std::string& field) {
 
 Options::Options() {
   read_tuning("TMAGEMM_TUNING", tuning);
-  read_bool("TMAGEMM_PERSISTENT_TMA", persistent_tma);
-  read_bool("TMAGEMM_FALLBACK", fallback);
-  read_bool("TMAGEMM_SKINNY", skinny);
-  read_bool("TMAGEMM_CUBLASLT", cublaslt);
+  // Each backend's on/off variable, from the one table that also names them in messages and keys.
+  for (const choices::BackendSwitch& s : choices::backend_switches()) read_bool(s.env, this->*s.field);
   read_bool("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", allow_reduced_precision_reduction);
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);

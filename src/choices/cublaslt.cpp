@@ -551,6 +551,8 @@ class CublasLtUnavailable final : public Choice {
   explicit CublasLtUnavailable(std::string reason) : reason_(std::move(reason)) {}
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "cublaslt"; }
+  TiePolicy tie_policy() const override { return TiePolicy::library_rank; }
+  const char* library() const override { return "cuBLASLt"; }
   std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return reason_; }
   void precompile(const GemmProblem&, int) const override {
     throw Error(ErrorCode::unsupported, "cublaslt: " + reason_);
@@ -647,6 +649,9 @@ class CublasLtChoice final : public Choice {
 
   std::size_t workspace_bytes(const GemmProblem&) const override { return kCublasLtWorkspaceBytes; }
   int library_rank() const override { return rank_; }
+  // Near-ties go to cuBLASLt's own ranking (tune/benchmark.hpp, tie_margin: why).
+  TiePolicy tie_policy() const override { return TiePolicy::library_rank; }
+  const char* library() const override { return "cuBLASLt"; }
 
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
@@ -710,7 +715,7 @@ std::vector<ChoicePtr> enumerate(const GemmProblem& p, const runtime::DeviceInfo
 }  // namespace
 
 Backend cublaslt_backend() {
-  return {"cublaslt", [](const Options& options) { return options.cublaslt; }, &enumerate};
+  return Backend{.name = "cublaslt", .enumerate = &enumerate};
 }
 
 }  // namespace tmagemm::choices

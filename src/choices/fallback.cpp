@@ -1,16 +1,15 @@
-// fallback.cpp — host side of the fallback backend: config table, can_implement, KernelSpec rendering, launch.
+// fallback.cpp — host side of the fallback backend: config table, can_implement, KernelSpec rendering, launch, and
+// the backend's tuning rule (set aside on large problems that persistent TMA takes: its Backend::prune).
 #include "choices/fallback.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <tuple>
 
 #include "choices/epilogue_params.hpp"
+#include "choices/kernel_spec.hpp"
 #include "runtime/device.hpp"
-#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 
 namespace tmagemm::choices {
@@ -82,22 +81,16 @@ namespace {
 jit::KernelSpec make_spec(const FallbackConfig& c, bool f16, int out, int amode, int bmode,
                           const EpilogueSpec& epi = {}) {
   static const char* out_names[] = {"bf16", "f16", "f32"};
-  jit::KernelSpec s;
-  s.name = fmt::format("{}_{}_a{}b{}_{}{}", c.name(), f16 ? "f16" : "bf16", amode, bmode, out_names[out],
-                       epi.suffix());
-  s.header = "gemm_fallback.cuh";
-  s.extra_source = fmt::format(
-      "struct TmagemmFallbackConfig {{\n"
-      "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kWarpsM = {}, kWarpsN = {};\n"
-      "  static constexpr bool kF16 = {};\n"
-      "  static constexpr int kOut = {}, kAMode = {}, kBMode = {};\n"
-      "{}"
-      "}};\n"
-      "// The host launches with FallbackConfig::smem_bytes; the kernel's own count must agree.\n"
-      "static_assert(tmagemm::kernels::fallback_smem_bytes<TmagemmFallbackConfig>() == {}, \"smem size drift\");\n",
-      c.bm, c.bn, c.bk, c.warps_m, c.warps_n, f16, out, amode, bmode, epi.render(), c.smem_bytes(amode, bmode));
-  s.kernel = "tmagemm::kernels::gemm_fallback<TmagemmFallbackConfig>";
-  return s;
+  const KernelConfig config{"TmagemmFallbackConfig",
+                            {{int_field("kBM", c.bm), int_field("kBN", c.bn), int_field("kBK", c.bk),
+                              int_field("kWarpsM", c.warps_m), int_field("kWarpsN", c.warps_n)},
+                             {bool_field("kF16", f16)},
+                             {int_field("kOut", out), int_field("kAMode", amode), int_field("kBMode", bmode)}}};
+  const SmemCheck smem{"FallbackConfig::smem_bytes", "tmagemm::kernels::fallback_smem_bytes",
+                       c.smem_bytes(amode, bmode)};
+  return config_kernel_spec(
+      fmt::format("{}_{}_a{}b{}_{}{}", c.name(), f16 ? "f16" : "bf16", amode, bmode, out_names[out], epi.suffix()),
+      "gemm_fallback.cuh", "tmagemm::kernels::gemm_fallback", config, epi, &smem);
 }
 
 }  // namespace
@@ -127,7 +120,7 @@ FallbackGrid fallback_grid(const GemmProblem& p, const FallbackConfig& c, int sm
 }
 
 void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t stream, int sm_carveout) {
-  static jit::LoadedKernels<std::tuple<const FallbackConfig*, DType, DType, int, int, int, int>> loaded;
+  static KernelCache<std::tuple<const FallbackConfig*, DType, DType, int, int, int, int>> loaded;
   const int am = fallback_a_mode(p.a), bm = fallback_b_mode(p.b);
   const std::size_t smem = c.smem_bytes(am, bm);
   const CUfunction fn = loaded.get({&c, p.a.dtype, p.out.dtype, am, bm, p.device, epilogue_spec(p).code()}, p.device, smem,
@@ -138,20 +131,15 @@ void fallback_launch(const GemmProblem& p, const FallbackConfig& c, cudaStream_t
                         static_cast<int>(p.batch)};
   EpilogueParamsHost ep = epilogue_params(p);
   void* params[] = {&fp, &ep};
-  CUlaunchConfig cfg{};
   const int sm_count = sm_carveout > 0 ? runtime::device_info(p.device).sm_count : 0;
   const FallbackGrid grid = fallback_grid(p, c, sm_count, sm_carveout);
-  cfg.gridDimX = static_cast<unsigned>(grid.x);  // grouped raster
-  cfg.gridDimY = 1;
-  cfg.gridDimZ = static_cast<unsigned>(grid.z);
-  cfg.sharedMemBytes = static_cast<unsigned>(smem);
-  cfg.blockDimX = static_cast<unsigned>(c.threads());
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.hStream = reinterpret_cast<CUstream>(stream);
+  KernelLaunch launch(fn, stream, static_cast<unsigned>(c.threads()), smem);
+  launch.set_grid(grid.x, 1, grid.z);  // grouped raster
+  const CUlaunchConfig& cfg = launch.config();
   if (runtime::log_enabled("launch"))
     fmt::print(stderr, "tmagemm launch: {} grid {} x 1 x {} block {} smem {}\n", fallback_spec(p, c).name, cfg.gridDimX,
                cfg.gridDimZ, cfg.blockDimX, smem);
-  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(fallback)");
+  launch.launch(params, "cuLaunchKernelEx(fallback)");
 }
 
 namespace {
@@ -181,18 +169,35 @@ class FallbackChoice final : public Choice {
   std::string name_;
 };
 
+// The backend's prune (Backend::prune). The fallback template (mma.sync, no TMA) measured 0.22-0.32 of cuBLASLt on
+// every aligned `llm` shape (docs/perf-notes.md, fallback v2): where a persistent-TMA choice (Choice::tma_tiles)
+// applies and the problem is not tiny, it cannot win, and compiling and timing it costs ~2 s of a cold tune. It stays
+// for what TMA refuses and for small problems, where launch overheads decide.
+void prune(const GemmProblem& p, const runtime::DeviceInfo&, const Options&, std::vector<Candidate>& out) {
+  bool tma_applies = false;
+  for (const auto& c : out) tma_applies = tma_applies || (c.reason.empty() && c.choice->tma_tiles());
+  const double volume = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) * p.batch;
+  if (tma_applies && volume > kFallbackMaxVolumeBesideTma)
+    for (auto& c : out)
+      if (c.reason.empty() && dynamic_cast<const FallbackChoice*>(c.choice.get()))
+        c.reason = fmt::format("set aside: persistent TMA applies and M*N*K*batch = {:.3g} > {:.3g}, where the "
+                               "fallback measured under 1/3 of cuBLASLt",
+                               volume, kFallbackMaxVolumeBesideTma);
+}
+
 }  // namespace
 
 Backend fallback_backend() {
-  return Backend{"fallback", [](const Options& o) { return o.fallback; },
-                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+  return Backend{.name = "fallback",
+                 .enumerate = [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : fallback_configs()) v.push_back(std::make_shared<FallbackChoice>(c));
                      return v;
                    }();
                    return all;
-                 }};
+                 },
+                 .prune = &prune};
 }
 
 }  // namespace tmagemm::choices

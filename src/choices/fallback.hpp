@@ -24,6 +24,10 @@ struct FallbackConfig {
 
 const std::vector<FallbackConfig>& fallback_configs();
 
+// Above this M*N*K*batch the fallback's choices are set aside whenever a persistent-TMA choice applies (512³; the
+// backend's prune, fallback.cpp).
+inline constexpr double kFallbackMaxVolumeBesideTma = 134217728.0;
+
 // Empty when the config can run the problem; else the reason.
 std::string fallback_can_implement(const GemmProblem& problem, const FallbackConfig& config);
 

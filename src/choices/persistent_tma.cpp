@@ -1,9 +1,11 @@
 // persistent_tma.cpp — host side of the persistent TMA + WGMMA backend: config table, can_implement,
-// KernelSpec rendering, TMA descriptor encoding and launch.
+// KernelSpec rendering, TMA descriptor encoding and launch, the heuristic's score, and the backend's tuning rules
+// (the TMA-store twin domination and the prescreen: its Backend::prune).
 #include "choices/persistent_tma.hpp"
 
 #include "choices/choice.hpp"
 #include "choices/epilogue_params.hpp"
+#include "choices/kernel_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -12,12 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "runtime/cuda_check.hpp"
-#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tmagemm/error.hpp"
@@ -174,29 +174,23 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
                           const EpilogueSpec& epi = {}) {
   if (c.store_tma && out == 2) out = 0;  // never instantiated: TMA store takes 16-bit outputs only
   static const char* out_names[] = {"bf16", "f16", "f32"};
-  jit::KernelSpec s;
   const bool trace = !trace_path().empty();
-  s.name = fmt::format("{}_{}_{}{}_{}{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c",
-                       b_kmajor ? "c" : "r", out_names[out], epi.suffix(), trace ? "_trace" : "");
-  s.header = "gemm_persistent_tma.cuh";
   const bool realloc = c.consumers >= 2;  // NOTE: setmaxnreg needs a known entry register count (<= 168 at 384 threads)
-  s.extra_source = fmt::format(
-      "struct TmagemmTmaConfig {{\n"
-      "  static constexpr int kBM = {}, kBN = {}, kBK = {}, kStages = {}, kConsumers = {}, kGroupM = {};\n"
-      "  static constexpr bool kSplitN = {};\n"
-      "  static constexpr int kStagingChunks = {};\n"
-      "  static constexpr int kClusterM = {}, kClusterN = {};\n"
-      "  static constexpr bool kStoreTma = {};\n"
-      "  static constexpr bool kAKMajor = {}, kBKMajor = {}, kF16 = {};\n"
-      "  static constexpr int kOut = {}, kProducerRegs = {}, kConsumerRegs = {};\n"
-      "  static constexpr bool kTrace = {};\n"
-      "{}"
-      "}};\n",
-      c.bm, c.bn, c.bk, c.stages, c.consumers, c.group_m, c.split_n, std::max(1, c.staging_chunks), c.cluster_m,
-      c.cluster_n, c.store_tma, a_kmajor, b_kmajor, f16, out, realloc ? 40 : 0, realloc ? 232 : 0, trace,
-      epi.render());
-  s.kernel = "tmagemm::kernels::gemm_persistent_tma<TmagemmTmaConfig>";
-  return s;
+  const KernelConfig config{
+      "TmagemmTmaConfig",
+      {{int_field("kBM", c.bm), int_field("kBN", c.bn), int_field("kBK", c.bk), int_field("kStages", c.stages),
+        int_field("kConsumers", c.consumers), int_field("kGroupM", c.group_m)},
+       {bool_field("kSplitN", c.split_n)},
+       {int_field("kStagingChunks", std::max(1, c.staging_chunks))},
+       {int_field("kClusterM", c.cluster_m), int_field("kClusterN", c.cluster_n)},
+       {bool_field("kStoreTma", c.store_tma)},
+       {bool_field("kAKMajor", a_kmajor), bool_field("kBKMajor", b_kmajor), bool_field("kF16", f16)},
+       {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
+        int_field("kConsumerRegs", realloc ? 232 : 0)},
+       {bool_field("kTrace", trace)}}};
+  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c",
+                                        b_kmajor ? "c" : "r", out_names[out], epi.suffix(), trace ? "_trace" : ""),
+                            "gemm_persistent_tma.cuh", "tmagemm::kernels::gemm_persistent_tma", config, epi);
 }
 
 }  // namespace
@@ -227,42 +221,11 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
 
 namespace {
 
-// Loaded kernels by (config, dtype, layouts, output, device): a repeated call renders and hashes nothing. Entries
-// are never replaced (modules are never unloaded), so each thread keeps a copy of those it has used and reads it
-// without the lock.
+// Loaded kernels by (config, dtype, layouts, output, device, epilogue).
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
-  using Key = std::tuple<const TmaConfig*, DType, Major, Major, DType, int, int>;
-  static std::mutex mutex;
-  static std::map<Key, CUfunction> loaded;
-  thread_local std::map<Key, CUfunction> seen;
-  const Key key{&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()};
-  if (auto it = seen.find(key); it != seen.end()) return it->second;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = loaded.find(key); it != loaded.end()) {
-      seen.emplace(key, it->second);
-      return it->second;
-    }
-  }
-  CUfunction fn = jit::load(persistent_tma_spec(p, c), p.device, c.smem_bytes());
-  std::lock_guard<std::mutex> lock(mutex);
-  fn = loaded.emplace(key, fn).first->second;  // a racing thread's load may have won
-  seen.emplace(key, fn);
-  return fn;
-}
-
-// How many clusters of `cfg` fit on the device at once, asked once per (kernel, grid, block, smem, cluster) and
-// thread: the answer depends only on those and the device the kernel lives on.
-int max_active_clusters(CUfunction fn, const CUlaunchConfig& cfg, int cluster) {
-  using Key = std::tuple<CUfunction, unsigned, unsigned, unsigned, int>;
-  thread_local std::map<Key, int> known;
-  const Key key{fn, cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cluster};
-  if (auto it = known.find(key); it != known.end()) return it->second;
-  int fit = 0;
-  runtime::check_cu(runtime::driver().occupancy_max_active_clusters(&fit, fn, &cfg),
-                    "cuOccupancyMaxActiveClusters(persistent_tma)");
-  known.emplace(key, fit);
-  return fit;
+  static KernelCache<std::tuple<const TmaConfig*, DType, Major, Major, DType, int, int>> loaded;
+  return loaded.get({&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()},
+                    p.device, c.smem_bytes(), [&] { return persistent_tma_spec(p, c); });
 }
 
 }  // namespace
@@ -271,14 +234,15 @@ namespace {
 
 // Profiling builds (TMAGEMM_TRACE): launches with a zeroed timeline buffer, waits, and rewrites the trace file with
 // one CSV row per CTA (the slots of kernels/gemm_persistent_tma.cuh's TraceSlot).
-void write_trace(const GemmProblem& p, const TmaConfig& c, const CUlaunchConfig& cfg, CUfunction fn, void** params,
+void write_trace(const GemmProblem& p, const TmaConfig& c, const KernelLaunch& launch, void** params,
                  unsigned long long** trace) {
+  const CUlaunchConfig& cfg = launch.config();
   constexpr int kSlots = 24;  // kTraceSlots
   const std::size_t bytes = std::size_t{cfg.gridDimX} * kSlots * sizeof(unsigned long long);
   const auto stream = reinterpret_cast<cudaStream_t>(cfg.hStream);
   runtime::check_cuda(cudaMalloc(reinterpret_cast<void**>(trace), bytes), "cudaMalloc(trace)");
   runtime::check_cuda(cudaMemsetAsync(*trace, 0, bytes, stream), "cudaMemsetAsync(trace)");
-  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(persistent_tma)");
+  launch.launch(params, "cuLaunchKernelEx(persistent_tma)");
   std::vector<unsigned long long> host(std::size_t{cfg.gridDimX} * kSlots);
   runtime::check_cuda(cudaMemcpyAsync(host.data(), *trace, bytes, cudaMemcpyDeviceToHost, stream), "trace copy");
   runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(trace)");
@@ -338,43 +302,27 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
                                 ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n)) * p.batch;
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
   int64_t max_clusters = sms / cm;
-  CUlaunchAttribute attr[1];
-  if (cm > 1) {
-    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr[0].value.clusterDim.x = static_cast<unsigned>(cm);
-    attr[0].value.clusterDim.y = 1;
-    attr[0].value.clusterDim.z = 1;
-  }
 
   unsigned long long* trace = nullptr;  // device buffer of a profiling build (TMAGEMM_TRACE)
   void* params[] = {&map_a, &map_b, &map_out, &ep, &m, &n, &k, &b, &trace};
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = 1;
-  cfg.gridDimY = 1;
-  cfg.gridDimZ = 1;
-  cfg.blockDimX = static_cast<unsigned>(c.threads());
-  cfg.blockDimY = 1;
-  cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = static_cast<unsigned>(smem);
-  cfg.hStream = reinterpret_cast<CUstream>(stream);
-  cfg.attrs = cm > 1 ? attr : nullptr;
-  cfg.numAttrs = cm > 1 ? 1 : 0;
+  KernelLaunch launch(fn, stream, static_cast<unsigned>(c.threads()), smem, static_cast<unsigned>(cm));
   if (cm > 1) {
     // NOTE: clusters are placed whole inside a GPC; ask how many fit at once rather than assume sms / 2.
-    cfg.gridDimX = static_cast<unsigned>(max_clusters * cm);
-    const int fit = max_active_clusters(fn, cfg, cm);
+    launch.set_grid(max_clusters * cm);
+    const int fit = launch.max_active_clusters("cuOccupancyMaxActiveClusters(persistent_tma)");
     if (fit > 0) max_clusters = std::min<int64_t>(max_clusters, fit);
   }
-  cfg.gridDimX = static_cast<unsigned>(std::min<int64_t>(cluster_tiles, max_clusters) * cm);
+  launch.set_grid(std::min<int64_t>(cluster_tiles, max_clusters) * cm);
+  const CUlaunchConfig& cfg = launch.config();
   if (runtime::log_enabled("launch"))
     fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n",
                persistent_tma_spec(p, c).name,
                cfg.gridDimX, cfg.blockDimX, cfg.sharedMemBytes, cm, max_clusters, cluster_tiles);
   if (trace_path().empty()) {
-    runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(persistent_tma)");
+    launch.launch(params, "cuLaunchKernelEx(persistent_tma)");
     return;
   }
-  write_trace(p, c, cfg, fn, params, &trace);
+  write_trace(p, c, launch, params, &trace);
 }
 
 namespace {
@@ -439,12 +387,62 @@ class TmaChoice final : public Choice {
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
     persistent_tma_launch(p, config_, stream, o.sm_carveout);
   }
+  // The rule's score (persistent_tma_score); none for configs left to the tuner (TmaConfig::tuner_only).
+  std::optional<double> heuristic_score(const GemmProblem& p, const runtime::DeviceInfo& d,
+                                        int sm_carveout) const override {
+    if (config_.tuner_only) return std::nullopt;
+    return persistent_tma_score(p, config_, d, sm_carveout);
+  }
+  bool tma_tiles() const override { return true; }
   const TmaConfig& config() const { return config_; }
 
  private:
   const TmaConfig& config_;
   std::string name_;
 };
+
+// The backend's prune (Backend::prune): the twin domination, then the prescreen.
+void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& o, std::vector<Candidate>& out) {
+  // A direct-store persistent-TMA config whose TMA-store twin (same tile, stages, cluster) also applies is
+  // dominated: the twin measured 2-30 % faster on every shape (docs/perf-notes.md, v2). Dropping it halves the
+  // persistent-TMA candidates to compile and time. A regex that excludes the twin keeps the direct config.
+  for (auto& c : out) {
+    const auto* cfg = persistent_tma_config_of(*c.choice);
+    if (!c.reason.empty() || !cfg || cfg->store_tma) continue;
+    for (const auto& twin : out) {
+      const auto* t = persistent_tma_config_of(*twin.choice);
+      if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
+          t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n &&
+          t->split_n == cfg->split_n) {
+        c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
+        break;
+      }
+    }
+  }
+  // Prescreen: a persistent-TMA config whose predicted time (persistent_tma_score: waves x tile area / measured
+  // tile throughput, with the misaligned-row load model) is more than 1/kPrescreenRatio of the best applicable
+  // one's is set aside. Measured in the bench's sustained, power-capped state, small tiles lose 2-3 % on large
+  // problems where the tuner's short runs time them level or ahead (docs/perf-notes.md, v7), and each costs a
+  // compile on a cold kernel cache. The ratio leaves room for the model's errors: at 0.85 it set aside the best
+  // tile of 1000^3 (64x128 2x1, predicted at 0.82 of 128x128 2x1, measured 0.92 against 0.83 of cuBLASLt).
+  // A regex that leaves one config keeps it (it is then the best).
+  double best_score = 0;
+  for (const auto& c : out)
+    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+      best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
+  for (auto& c : out)
+    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
+      const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
+      if (cfg->only_when_best && s < best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
+                               "wave-fitting tile is kept only where it is predicted best)",
+                               best_score / std::max(s, 1e-12));
+      else if (s < kPrescreenRatio * best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
+                               "prescreen keeps those within {:.2f}x)",
+                               best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio);
+    }
+}
 
 }  // namespace
 
@@ -454,8 +452,8 @@ const TmaConfig* persistent_tma_config_of(const Choice& choice) {
 }
 
 Backend persistent_tma_backend() {
-  return Backend{"persistent_tma", [](const Options& o) { return o.persistent_tma; },
-                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+  return Backend{.name = "persistent_tma",
+                 .enumerate = [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
                    // The table is static, so the choice objects are made once and shared.
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
@@ -463,7 +461,8 @@ Backend persistent_tma_backend() {
                      return v;
                    }();
                    return all;
-                 }};
+                 },
+                 .prune = &prune};
 }
 
 }  // namespace tmagemm::choices

@@ -54,6 +54,10 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& problem, const runtime::
 double persistent_tma_score(const GemmProblem& problem, const TmaConfig& config, const runtime::DeviceInfo& device,
                             int sm_carveout);
 
+// The backend's prescreen (Backend::prune, persistent_tma.cpp): configs predicted slower than 1 / kPrescreenRatio of
+// the best applicable one are not benchmarked.
+inline constexpr double kPrescreenRatio = 0.75;
+
 class Choice;
 // The config behind a persistent-TMA choice (nullptr for choices of other backends).
 const TmaConfig* persistent_tma_config_of(const Choice& choice);

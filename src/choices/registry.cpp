@@ -1,5 +1,11 @@
-// registry.cpp — collects the kernel variants of all backends.
+// registry.cpp — the backends in their fixed order, their on/off table, and the kernel variants of all of them.
+// Adding a backend: its own src/choices/<backend>.cpp, one entry in backends(), one row in backend_switches()
+// (with its public Options field, include/tmagemm/options.hpp), and its specs in all_kernel_specs().
 #include "choices/registry.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "choices/choice.hpp"
 #include "choices/fallback.hpp"
@@ -13,6 +19,23 @@ const std::vector<Backend>& backends() {
   static const std::vector<Backend> all = {persistent_tma_backend(), cublaslt_backend(), fallback_backend(),
                                            skinny_backend()};
   return all;
+}
+
+const std::vector<BackendSwitch>& backend_switches() {
+  // The order is that of the tuner's key tags (tuning databases on disk hold keys built in this order).
+  static const std::vector<BackendSwitch> table = {
+      {"persistent_tma", &Options::persistent_tma, "persistent_tma", "TMAGEMM_PERSISTENT_TMA", "-tma"},
+      {"fallback", &Options::fallback, "fallback", "TMAGEMM_FALLBACK", "-fallback"},
+      {"cublaslt", &Options::cublaslt, "cublaslt", "TMAGEMM_CUBLASLT", "-cublaslt"},
+      {"skinny", &Options::skinny, "skinny", "TMAGEMM_SKINNY", "-skinny"},
+  };
+  return table;
+}
+
+const BackendSwitch& backend_switch(const char* backend) {
+  for (const BackendSwitch& s : backend_switches())
+    if (std::strcmp(s.backend, backend) == 0) return s;
+  throw std::logic_error(std::string("backend ") + backend + " has no row in backend_switches()");
 }
 
 std::vector<jit::KernelSpec> all_kernel_specs() {

@@ -1,5 +1,5 @@
 // skinny.cpp — host side of the skinny backend: config table, split counts, can_implement, KernelSpec
-// rendering, launch.
+// rendering, launch, and the heuristic's pick for few rows (its Backend::heuristic_pick).
 #include "choices/skinny.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +12,8 @@
 #include <tuple>
 
 #include "choices/epilogue_params.hpp"
+#include "choices/kernel_spec.hpp"
 #include "runtime/device.hpp"
-#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tmagemm/error.hpp"
@@ -173,23 +173,16 @@ namespace {
 jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool a_k_major, bool b_k_major,
                           const EpilogueSpec& epi = {}) {
   static const char* out_names[] = {"bf16", "f16", "f32"};
-  jit::KernelSpec s;
-  s.name = fmt::format("{}_m{}_{}_{}{}_{}{}", c.name(), mp, f16 ? "f16" : "bf16", a_k_major ? 'r' : 'c',
-                       b_k_major ? 'c' : 'r', out_names[out], epi.suffix());
-  s.header = "gemm_skinny.cuh";
-  s.extra_source = fmt::format(
-      "struct TmagemmSkinnyConfig {{\n"
-      "  static constexpr int kBN = {}, kBK = {}, kStages = {}, kMP = {};\n"
-      "  static constexpr bool kF16 = {};\n"
-      "  static constexpr int kOut = {};\n"
-      "  static constexpr bool kAKMajor = {}, kBKMajor = {};\n"
-      "{}"
-      "}};\n"
-      "// The host launches with SkinnyConfig::smem_bytes; the kernel's own count must agree.\n"
-      "static_assert(tmagemm::kernels::skinny_smem_bytes<TmagemmSkinnyConfig>() == {}, \"smem size drift\");\n",
-      c.bn, c.bk, c.stages, mp, f16, out, a_k_major, b_k_major, epi.render(), c.smem_bytes(mp, a_k_major));
-  s.kernel = "tmagemm::kernels::gemm_skinny<TmagemmSkinnyConfig>";
-  return s;
+  const KernelConfig config{"TmagemmSkinnyConfig",
+                            {{int_field("kBN", c.bn), int_field("kBK", c.bk), int_field("kStages", c.stages),
+                              int_field("kMP", mp)},
+                             {bool_field("kF16", f16)},
+                             {int_field("kOut", out)},
+                             {bool_field("kAKMajor", a_k_major), bool_field("kBKMajor", b_k_major)}}};
+  const SmemCheck smem{"SkinnyConfig::smem_bytes", "tmagemm::kernels::skinny_smem_bytes", c.smem_bytes(mp, a_k_major)};
+  return config_kernel_spec(fmt::format("{}_m{}_{}_{}{}_{}{}", c.name(), mp, f16 ? "f16" : "bf16",
+                                        a_k_major ? 'r' : 'c', b_k_major ? 'c' : 'r', out_names[out], epi.suffix()),
+                            "gemm_skinny.cuh", "tmagemm::kernels::gemm_skinny", config, epi, &smem);
 }
 
 bool a_k_major(const GemmProblem& p) { return p.a.major() == Major::row; }
@@ -220,7 +213,7 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   if (sm_carveout > 0)
     if (auto r = skinny_carveout_reason(p, c, splits, runtime::device_info(p.device).sm_count, sm_carveout); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", skinny_choice_name(c, splits, cast), r));
-  static jit::LoadedKernels<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int, int>> loaded;
+  static KernelCache<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
   const std::size_t smem = c.smem_bytes(mp, ak);
@@ -247,27 +240,15 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
                       static_cast<int>(skinny_k_split(p.k, c, splits)), splits, cast};
   EpilogueParamsHost ep = epilogue_params(p);
   void* params[] = {const_cast<CUtensorMap*>(&map_a), const_cast<CUtensorMap*>(&map_b), &sp, &ep};
-  CUlaunchAttribute attr[1];
-  attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   const int csize = splits * cast;
-  attr[0].value.clusterDim.x = static_cast<unsigned>(csize);
-  attr[0].value.clusterDim.y = 1;
-  attr[0].value.clusterDim.z = 1;
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(((p.n + c.bn - 1) / c.bn) * splits);
-  cfg.gridDimY = 1;
-  cfg.gridDimZ = static_cast<unsigned>(p.batch);
-  cfg.sharedMemBytes = static_cast<unsigned>(smem);
-  cfg.blockDimX = kThreads;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.hStream = reinterpret_cast<CUstream>(stream);
   // NOTE: a launch without clusters runs each CTA as a cluster of one (barrier.cluster and mapa still work).
-  cfg.attrs = csize > 1 ? attr : nullptr;
-  cfg.numAttrs = csize > 1 ? 1 : 0;
+  KernelLaunch launch(fn, stream, kThreads, smem, static_cast<unsigned>(csize));
+  launch.set_grid(((p.n + c.bn - 1) / c.bn) * splits, 1, p.batch);
+  const CUlaunchConfig& cfg = launch.config();
   if (runtime::log_enabled("launch"))
     std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",
                  skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, csize);
-  runtime::launch_kernel(cfg, fn, params, "cuLaunchKernelEx(skinny)");
+  launch.launch(params, "cuLaunchKernelEx(skinny)");
 }
 
 namespace {
@@ -345,8 +326,8 @@ const SkinnyConfig* skinny_config_of(const Choice& choice, int* splits, int* cas
 }
 
 Backend skinny_backend() {
-  return Backend{"skinny", [](const Options& o) { return o.skinny; },
-                 [](const GemmProblem&, const runtime::DeviceInfo&, const Options& o) {
+  return Backend{.name = "skinny",
+                 .enumerate = [](const GemmProblem&, const runtime::DeviceInfo&, const Options& o) {
                    // can_implement has no Options, so each choice carries the carveout it was enumerated under:
                    // one set of choices per carveout value, made once.
                    static std::mutex mutex;
@@ -360,6 +341,13 @@ Backend skinny_backend() {
                          for (int k : skinny_casts())
                            if (s * k <= 8) v.push_back(std::make_shared<SkinnyChoice>(c, s, k, carveout));
                    return v;
+                 },
+                 // For few rows (M <= 64) the heuristic takes the skinny choice named by skinny_heuristic_choice, when
+                 // it applies, ahead of its score rule: a persistent grid of M-by-BN tiles leaves most SMs idle on
+                 // such problems unless N is wide (docs/perf-notes.md, skinny v2: heuristic decode geomean 0.865 of
+                 // cuBLASLt with persistent TMA alone).
+                 .heuristic_pick = [](const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
+                   return skinny_heuristic_choice(p, d.sm_count, sm_carveout);
                  }};
 }
 

@@ -395,7 +395,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   for (const Timing& t : result.timings)
     for (const Measured& m : measured)
       if (m.choice->name() == t.choice) {
-        entries.push_back({t.ms, std::string(m.choice->backend()) == "cublaslt", m.choice->library_rank()});
+        entries.push_back({t.ms, m.choice->tie_policy() == choices::TiePolicy::library_rank, m.choice->library_rank()});
         in_order.push_back(m.choice);
       }
   result.margin = tie_margin(p);
@@ -425,12 +425,12 @@ double tie_margin(const GemmProblem& p) {
 std::size_t pick_winner(const std::vector<Entry>& e, double margin) {
   std::size_t fastest_lt = e.size();
   for (std::size_t i = 0; i < e.size() && fastest_lt == e.size(); ++i)
-    if (e[i].cublaslt && std::isfinite(e[i].ms)) fastest_lt = i;
-  if (fastest_lt == e.size()) return 0;                              // no cuBLASLt choice to prefer
+    if (e[i].library_ranked && std::isfinite(e[i].ms)) fastest_lt = i;
+  if (fastest_lt == e.size()) return 0;                              // no library-ranked choice to prefer
   if (e[fastest_lt].ms > e[0].ms * (1.0 + margin)) return 0;       // another backend is clearly faster
   std::size_t pick = fastest_lt;
   for (std::size_t i = fastest_lt + 1; i < e.size(); ++i)
-    if (e[i].cublaslt && e[i].ms <= e[fastest_lt].ms * (1.0 + margin) && e[i].library_rank >= 0 &&
+    if (e[i].library_ranked && e[i].ms <= e[fastest_lt].ms * (1.0 + margin) && e[i].library_rank >= 0 &&
         (e[pick].library_rank < 0 || e[i].library_rank < e[pick].library_rank))
       pick = i;
   return pick;
@@ -450,8 +450,8 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
       if (name == t.timings[i].choice) err = e;
     s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%  err {:.3g}{}\n", t.timings[i].choice, t.timings[i].ms,
                      100.0 * best / t.timings[i].ms, err,
-                     picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to cuBLASLt's ranking)",
-                                                   100 * t.margin)
+                     picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to {}'s ranking)",
+                                                   100 * t.margin, t.winner->library())
                                      : "");
   }
   s += fmt::format("benchmarked {} of {} choices in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,

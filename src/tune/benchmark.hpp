@@ -43,12 +43,13 @@ inline constexpr double kReducedPrecisionFactor = 3.0;
 double accuracy_bound(const GemmProblem& problem, double floor_error, bool allow_reduced_precision_reduction,
                       int samples);
 
-// Near-ties go to cuBLASLt's own ranking. Two medians closer than the tuner's resolution say nothing about
-// which choice is faster: measured on H200 (docs/perf-notes.md), the same choice's median moved by up to ~0.5 %
-// between tunings of a compute-bound problem and by up to ~3 % on a memory-bound one (decode shapes), more than
-// the gaps between cuBLASLt's algorithms there. So a choice of another backend wins only when it is more than
-// the margin faster than the fastest cuBLASLt choice; otherwise, of the cuBLASLt choices within the margin of
-// the fastest of them, the one its heuristic ranks first wins.
+// Near-ties go to cuBLASLt's own ranking (the choices whose Choice::tie_policy() is TiePolicy::library_rank). Two
+// medians closer than the tuner's resolution say nothing about which choice is faster: measured on H200
+// (docs/perf-notes.md), the same choice's median moved by up to ~0.5 % between tunings of a compute-bound problem
+// and by up to ~3 % on a memory-bound one (decode shapes), more than the gaps between cuBLASLt's algorithms there.
+// So a choice of another backend wins only when it is more than the margin faster than the fastest cuBLASLt choice;
+// otherwise, of the cuBLASLt choices within the margin of the fastest of them, the one its heuristic ranks first
+// wins.
 inline constexpr double kTieMarginComputeBound = 0.005;
 inline constexpr double kTieMarginMemoryBound = 0.03;
 // FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM
@@ -58,8 +59,8 @@ double tie_margin(const GemmProblem& problem);
 
 struct Entry {  // what pick_winner needs of one timed choice
   double ms = 0;
-  bool cublaslt = false;
-  int library_rank = -1;
+  bool library_ranked = false;  // Choice::tie_policy() is TiePolicy::library_rank (cuBLASLt)
+  int library_rank = -1;        // Choice::library_rank()
 };
 // The index of the winner among `entries` (fastest first).
 std::size_t pick_winner(const std::vector<Entry>& entries, double margin);

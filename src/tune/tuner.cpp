@@ -12,11 +12,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
-#include "choices/persistent_tma.hpp"
-#include "choices/skinny.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "tmagemm/error.hpp"
@@ -39,7 +38,8 @@ struct MemoKey {
   unsigned align_bits;
   int64_t m, n, k, batch;
   int tuning, carveout;
-  bool persistent_tma, fallback, cublaslt, skinny, reduced;
+  unsigned backends_off;  // bit i: row i of choices::backend_switches() is off
+  bool reduced;
   int bias_kind, act, scale_kind;
   unsigned epilogue_bits;  // epilogue_class
   bool fast_accum;
@@ -55,9 +55,8 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.out_dtype) << 24 | static_cast<uint64_t>(k.a_major) << 32 |
         static_cast<uint64_t>(k.b_major) << 36 | static_cast<uint64_t>(k.out_major) << 40 |
         static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
-        static_cast<uint64_t>(k.persistent_tma) << 56 | static_cast<uint64_t>(k.fallback) << 57 |
-        static_cast<uint64_t>(k.cublaslt) << 58 | static_cast<uint64_t>(k.fast_accum) << 59 |
-        static_cast<uint64_t>(k.skinny) << 60 | static_cast<uint64_t>(k.reduced) << 61);
+        static_cast<uint64_t>(k.fast_accum) << 54 | static_cast<uint64_t>(k.reduced) << 55 |
+        static_cast<uint64_t>(k.backends_off) << 56);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
         static_cast<uint64_t>(k.act) << 52 | static_cast<uint64_t>(k.scale_kind) << 56 |
@@ -101,6 +100,15 @@ unsigned epilogue_class(const GemmProblem& p) {
   return bits;
 }
 
+// Which backends `o` turns off: bit i for row i of choices::backend_switches().
+unsigned backends_off(const Options& o) {
+  const auto& table = choices::backend_switches();
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (!(o.*table[i].field)) bits |= 1u << i;
+  return bits;
+}
+
 MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& d) {
   return MemoKey{static_cast<int>(p.op),         p.device,
                  d.sm_count,                     d.smem_per_block_optin,
@@ -111,9 +119,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  p.m,                            p.n,
                  p.k,                            p.batch,
                  static_cast<int>(o.tuning),     o.sm_carveout,
-                 o.persistent_tma,               o.fallback,
-                 o.cublaslt,                     o.skinny,
-                 o.allow_reduced_precision_reduction,
+                 backends_off(o),                o.allow_reduced_precision_reduction,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  epilogue_class(p),
@@ -138,10 +144,8 @@ std::string align_class(const Operand& o) {
 // Options that change which choices may run; part of the keys when not default.
 std::string filter_signature(const Options& o) {
   std::string s;
-  if (!o.persistent_tma) s += "-tma";
-  if (!o.fallback) s += "-fallback";
-  if (!o.cublaslt) s += "-cublaslt";
-  if (!o.skinny) s += "-skinny";
+  for (const choices::BackendSwitch& b : choices::backend_switches())
+    if (!(o.*b.field)) s += b.key_tag;
   if (o.sm_carveout) s += fmt::format("-carve{}", o.sm_carveout);
   if (!o.choice_regex.empty()) s += "-re:" + o.choice_regex;
   if (o.allow_reduced_precision_reduction) s += "-reduced";
@@ -229,13 +233,11 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o) {
 
 std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   std::vector<Candidate> out;
-  auto consider = [&](const choices::ChoicePtr& c, const char* disabled_by) {
+  auto consider = [&](const choices::ChoicePtr& c, const choices::BackendSwitch* disabled_by) {
     Candidate cand{c, {}};
     if (disabled_by)
-      cand.reason = fmt::format("backend {} disabled (Options::{} / TMAGEMM_{})", c->backend(), disabled_by,
-                                disabled_by == std::string("persistent_tma") ? "PERSISTENT_TMA"
-                                : disabled_by == std::string("cublaslt")     ? "CUBLASLT"
-                                                                             : "FALLBACK");
+      cand.reason = fmt::format("backend {} disabled (Options::{} / {})", c->backend(), disabled_by->field_name,
+                                disabled_by->env);
     else if (auto r = c->can_implement(p, dev); !r.empty())
       cand.reason = std::move(r);
     else if (!regex_allows(o.choice_regex, c->name()))
@@ -244,60 +246,13 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
   };
   for (const auto& backend : choices::backends()) {
     const bool on = backend.enabled(o);
-    for (const auto& c : backend.enumerate(p, dev, o)) consider(c, on ? nullptr : backend.name);
+    const choices::BackendSwitch* off = on ? nullptr : &choices::backend_switch(backend.name);
+    for (const auto& c : backend.enumerate(p, dev, o)) consider(c, off);
   }
-  // A direct-store persistent-TMA config whose TMA-store twin (same tile, stages, cluster) also applies is
-  // dominated: the twin measured 2-30 % faster on every shape (docs/perf-notes.md, v2). Dropping it halves the
-  // persistent-TMA candidates to compile and time. A regex that excludes the twin keeps the direct config.
-  for (auto& c : out) {
-    const auto* cfg = choices::persistent_tma_config_of(*c.choice);
-    if (!c.reason.empty() || !cfg || cfg->store_tma) continue;
-    for (const auto& twin : out) {
-      const auto* t = choices::persistent_tma_config_of(*twin.choice);
-      if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
-          t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n &&
-          t->split_n == cfg->split_n) {
-        c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
-        break;
-      }
-    }
-  }
-  // Prescreen: a persistent-TMA config whose predicted time (persistent_tma_score: waves x tile area / measured
-  // tile throughput, with the misaligned-row load model) is more than 1/kPrescreenRatio of the best applicable
-  // one's is set aside. Measured in the bench's sustained, power-capped state, small tiles lose 2-3 % on large
-  // problems where the tuner's short runs time them level or ahead (docs/perf-notes.md, v7), and each costs a
-  // compile on a cold kernel cache. The ratio leaves room for the model's errors: at 0.85 it set aside the best
-  // tile of 1000^3 (64x128 2x1, predicted at 0.82 of 128x128 2x1, measured 0.92 against 0.83 of cuBLASLt).
-  // A regex that leaves one config keeps it (it is then the best).
-  double best_score = 0;
-  for (const auto& c : out)
-    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
-      best_score = std::max(best_score, choices::persistent_tma_score(p, *cfg, dev, o.sm_carveout));
-  for (auto& c : out)
-    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
-      const double s = choices::persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (cfg->only_when_best && s < best_score)
-        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
-                               "wave-fitting tile is kept only where it is predicted best)",
-                               best_score / std::max(s, 1e-12));
-      else if (s < kPrescreenRatio * best_score)
-        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
-                               "prescreen keeps those within {:.2f}x)",
-                               best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio);
-    }
-  // The fallback template (mma.sync, no TMA) measured 0.22-0.32 of cuBLASLt on every aligned `llm` shape
-  // (docs/perf-notes.md, fallback v2): where a persistent-TMA choice applies and the problem is not tiny, it
-  // cannot win, and compiling and timing it costs ~2 s of a cold tune. It stays for what TMA refuses and for
-  // small problems, where launch overheads decide.
-  bool tma_applies = false;
-  for (const auto& c : out) tma_applies = tma_applies || (c.reason.empty() && choices::persistent_tma_config_of(*c.choice));
-  const double volume = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) * p.batch;
-  if (tma_applies && volume > kFallbackMaxVolumeBesideTma)
-    for (auto& c : out)
-      if (c.reason.empty() && std::string(c.choice->backend()) == "fallback")
-        c.reason = fmt::format("set aside: persistent TMA applies and M*N*K*batch = {:.3g} > {:.3g}, where the "
-                               "fallback measured under 1/3 of cuBLASLt",
-                               volume, kFallbackMaxVolumeBesideTma);
+  // Each backend's tuning rules over every candidate, in backends() order: the persistent-TMA twin domination and
+  // prescreen, then the fallback's set-aside on large problems (see each backend's prune for why).
+  for (const auto& backend : choices::backends())
+    if (backend.prune) backend.prune(p, dev, o, out);
   {
     std::lock_guard<std::mutex> lock(g_extra_mutex);
     for (const auto& c : g_extra) consider(c, nullptr);
@@ -327,31 +282,29 @@ std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
 
 choices::ChoicePtr heuristic_choice(const GemmProblem& p, const std::vector<Candidate>& cands,
                                     const runtime::DeviceInfo& dev, int sm_carveout) {
-  // Documented rule: the persistent-TMA config with the best predicted time (waves x tile area / measured
-  // tile throughput, penalised for misaligned rows; persistent_tma_score); if no persistent-TMA choice
-  // applies — or the rows of both A and B start off 32-byte boundaries, where every TMA tile shape loses
-  // ~1/3 to L2 request throughput (docs/perf-notes.md) — the first applicable choice of the other backends
-  // (cuBLASLt's first heuristic algorithm). Before all that, for few rows (M <= 64), the skinny choice named by
-  // choices::skinny_heuristic_choice when it applies: a persistent grid of M-by-BN tiles leaves most SMs idle on
-  // such problems unless N is wide (docs/perf-notes.md, skinny v2: heuristic decode geomean 0.865 of cuBLASLt with
-  // persistent TMA alone).
-  const std::string skinny = choices::skinny_heuristic_choice(p, dev.sm_count, sm_carveout);
-  for (const auto& c : cands)
-    if (c.reason.empty() && c.choice->name() == skinny) return c.choice;
+  // Documented rule: the choice with the best predicted time (Choice::heuristic_score; persistent TMA: waves x tile
+  // area / measured tile throughput, penalised for misaligned rows); if no scored choice applies — or the rows of both
+  // A and B start off 32-byte boundaries, where every TMA tile shape (Choice::tma_tiles) loses ~1/3 to L2 request
+  // throughput (docs/perf-notes.md) — the first applicable choice of the other backends (cuBLASLt's first heuristic
+  // algorithm). Before all that, a backend's own pick when it applies (Backend::heuristic_pick; the skinny backend
+  // for M <= 64, see skinny.cpp).
+  for (const auto& backend : choices::backends()) {
+    if (!backend.heuristic_pick) continue;
+    const std::string pick = backend.heuristic_pick(p, dev, sm_carveout);
+    for (const auto& c : cands)
+      if (c.reason.empty() && c.choice->name() == pick) return c.choice;
+  }
   const auto off32 = [](const Operand& o) { return row_alignment_bytes(o) < 32; };
   if (off32(p.a) && off32(p.b))
     for (const auto& c : cands)
-      if (c.reason.empty() && !choices::persistent_tma_config_of(*c.choice)) return c.choice;
+      if (c.reason.empty() && !c.choice->tma_tiles()) return c.choice;
   choices::ChoicePtr best;
   double best_score = -1;
   for (const auto& c : cands) {
     if (!c.reason.empty()) continue;
-    if (const auto* cfg = choices::persistent_tma_config_of(*c.choice); cfg && !cfg->tuner_only) {
-      const double s = choices::persistent_tma_score(p, *cfg, dev, sm_carveout);
-      if (s > best_score) {
-        best_score = s;
-        best = c.choice;
-      }
+    if (const std::optional<double> s = c.choice->heuristic_score(p, dev, sm_carveout); s && *s > best_score) {
+      best_score = *s;
+      best = c.choice;
     }
   }
   if (best) return best;

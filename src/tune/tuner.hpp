@@ -4,7 +4,8 @@
 //                 time each on the tuner's own scratch inputs and output, keep the fastest one that passed, store
 //                 it in the DB. During a CUDA graph capture of the stream: the heuristic choice, untimed and not
 //                 remembered (the autotune log says so once per problem);
-//   heuristic   : a documented rule (persistent_tma_pick; else the first applicable choice), no GPU timing;
+//   heuristic   : a documented rule (heuristic_choice: a backend's pick, else the best Choice::heuristic_score, else
+//                 the first applicable choice), no GPU timing;
 //   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks.
 // TMAGEMM_LOG=autotune prints an AUTOTUNE table per tuned problem.
 #pragma once
@@ -18,19 +19,14 @@
 
 namespace tmagemm::tune {
 
-struct Candidate {
-  choices::ChoicePtr choice;
-  std::string reason;  // empty when the choice may run this problem
-};
-
-// Above this M*N*K*batch the fallback template is set aside whenever a persistent-TMA choice applies (512³).
-inline constexpr double kFallbackMaxVolumeBesideTma = 134217728.0;
-// Persistent-TMA configs predicted slower than 1 / kPrescreenRatio of the best one are not benchmarked (enumerate).
-inline constexpr double kPrescreenRatio = 0.75;
+// A choice and the reason it is filtered out (empty when the choice may run this problem).
+using Candidate = choices::Candidate;
 
 // Every choice of every backend for the problem, with the reason it is filtered out (if it is). Besides each
-// choice's own can_implement: direct-store TMA configs with an applicable TMA-store twin are "dominated", and
-// the fallback is "set aside" on large problems that persistent TMA can take.
+// choice's own can_implement, the on/off switches and the regex: each backend's prune (choices::Backend::prune), in
+// backends() order — direct-store TMA configs with an applicable TMA-store twin are "dominated" and TMA configs
+// predicted far behind the best are "set aside" (persistent_tma.cpp), and the fallback is "set aside" on large
+// problems that persistent TMA can take (fallback.cpp).
 std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options);
 std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 

@@ -764,7 +764,6 @@ TEST_F(CublasltTopK, MalformedThrowsNamingTheVariable) {
 TEST(CublasltBackend, NameAndEnabled) {
   const Backend backend = cublaslt_backend();
   EXPECT_STREQ(backend.name, "cublaslt");
-  ASSERT_NE(backend.enabled, nullptr);
   ASSERT_NE(backend.enumerate, nullptr);
   Options o = Options::defaults_only();
   o.cublaslt = true;
@@ -791,6 +790,11 @@ TEST(CublasltBackend, UnexpressibleProblemGivesOneChoiceWithTheReason) {
             std::string::npos);
   EXPECT_EQ(choices[0]->workspace_bytes(p), 0u);
   EXPECT_THROW(choices[0]->launch(p, nullptr, Options::defaults_only(), nullptr), Error);
+  // The tuning properties of every cuBLASLt choice: near-ties go to its own ranking; no heuristic score, no TMA tiles.
+  EXPECT_EQ(choices[0]->tie_policy(), TiePolicy::library_rank);
+  EXPECT_STREQ(choices[0]->library(), "cuBLASLt");
+  EXPECT_FALSE(choices[0]->heuristic_score(p, runtime::DeviceInfo{}, 0).has_value());
+  EXPECT_FALSE(choices[0]->tma_tiles());
 }
 
 TEST(CublasltBackend, NoGpuGivesOneNotApplicableChoice) {
