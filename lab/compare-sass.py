@@ -8,23 +8,19 @@ Usage: lab/compare-sass.py BEFORE_DIR BEFORE_KEYS AFTER_DIR AFTER_KEYS [NAME_REG
 (needs nvdisasm on PATH or in $NVDISASM)."""
 import concurrent.futures as cf
 import difflib
+import importlib.util
 import os
 import re
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
-NVDISASM = os.environ.get("NVDISASM") or shutil.which("nvdisasm") or "nvdisasm"
-
-
-def cubin_image(path):
-    data = open(path, "rb").read()
-    name_len = struct.unpack("<I", data[8:12])[0]
-    off = 12 + name_len
-    size = struct.unpack("<Q", data[off:off + 8])[0]
-    return data[off + 8:off + 8 + size]
+# The kernel-cache record reader and nvdisasm path of scripts/check-skinny-reduction.py.
+_spec = importlib.util.spec_from_file_location(
+    "check_skinny_reduction", os.path.join(os.path.dirname(__file__), "..", "scripts", "check-skinny-reduction.py"))
+_skinny = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_skinny)
+cubin_image, NVDISASM = _skinny.cubin_image, _skinny.NVDISASM
 
 
 def sass(path):

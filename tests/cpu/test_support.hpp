@@ -1,5 +1,6 @@
 // test_support.hpp — small fixtures shared by the CPU tests: an environment-variable guard, a self-deleting
-// temporary directory, and the device description of an H200 for tests that launch nothing.
+// temporary directory, the device description of an H200 and bf16 mm problems on fake addresses for tests that
+// launch nothing.
 #pragma once
 #include <stdlib.h>
 
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "problem/problem.hpp"
 #include "runtime/device.hpp"
 
 namespace tmagemm::test_support {
@@ -27,6 +29,33 @@ inline runtime::DeviceInfo fake_h200() {
   d.driver_version = 13000;
   d.runtime_version = 13000;
   return d;
+}
+
+// A bf16 rows x cols operand at fake device address `addr` (1024-aligned in the problems below), row- or
+// column-major with a packed leading dimension.
+inline Operand fake_operand(uintptr_t addr, int64_t rows, int64_t cols, bool col_major = false) {
+  Operand o;
+  o.data = reinterpret_cast<const void*>(addr);
+  o.dtype = DType::bf16;
+  o.rows = rows;
+  o.cols = cols;
+  o.row_stride = col_major ? 1 : cols;
+  o.col_stride = col_major ? rows : 1;
+  return o;
+}
+
+// A bf16 mm problem M x N x K on fake addresses (nothing is launched): A and out row-major, B row-major or, with
+// b_col_major, column-major (K-major).
+inline GemmProblem fake_mm_problem(int64_t m, int64_t n, int64_t k, bool b_col_major = false) {
+  GemmProblem p;
+  p.op = Op::mm;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = fake_operand(0x7f0000000000, m, k);
+  p.b = fake_operand(0x7f1000000000, k, n, b_col_major);
+  p.out = fake_operand(0x7f2000000000, m, n);
+  return p;
 }
 
 // Sets (or unsets, with nullopt) an environment variable for the life of the guard, then restores it.

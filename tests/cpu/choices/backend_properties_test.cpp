@@ -22,28 +22,7 @@ namespace {
 
 runtime::DeviceInfo h200() { return test_support::fake_h200(); }
 
-// A bf16 row-major M x N x K problem with 1024-aligned fake device addresses (nothing is launched).
-GemmProblem problem(int64_t m, int64_t n, int64_t k) {
-  GemmProblem p;
-  p.op = Op::mm;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  auto op = [](uintptr_t addr, int64_t rows, int64_t cols) {
-    Operand o;
-    o.data = reinterpret_cast<const void*>(addr);
-    o.dtype = DType::bf16;
-    o.rows = rows;
-    o.cols = cols;
-    o.row_stride = cols;
-    o.col_stride = 1;
-    return o;
-  };
-  p.a = op(0x7f0000000000, m, k);
-  p.b = op(0x7f1000000000, k, n);
-  p.out = op(0x7f2000000000, m, n);
-  return p;
-}
+GemmProblem problem(int64_t m, int64_t n, int64_t k) { return test_support::fake_mm_problem(m, n, k); }
 
 // A choice with settable tuning properties that can run anything and launches nothing.
 class FakeChoice final : public Choice {

@@ -9,33 +9,14 @@
 #include "choices/kernel_spec.hpp"
 #include "choices/persistent_tma.hpp"
 #include "choices/skinny.hpp"
+#include "cpu/test_support.hpp"
 
 namespace tmagemm::choices {
 namespace {
 
-Operand operand(uintptr_t addr, int64_t rows, int64_t cols, bool col_major) {
-  Operand o;
-  o.data = reinterpret_cast<const void*>(addr);
-  o.dtype = DType::bf16;
-  o.rows = rows;
-  o.cols = cols;
-  o.row_stride = col_major ? 1 : cols;
-  o.col_stride = col_major ? rows : 1;
-  return o;
-}
 
 // bf16 mm: row-major A and out, column-major (K-major) B.
-GemmProblem problem(int64_t m, int64_t n, int64_t k) {
-  GemmProblem p;
-  p.op = Op::mm;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = operand(0x7f0000000000, m, k, false);
-  p.b = operand(0x7f1000000000, k, n, true);
-  p.out = operand(0x7f2000000000, m, n, false);
-  return p;
-}
+GemmProblem problem(int64_t m, int64_t n, int64_t k) { return test_support::fake_mm_problem(m, n, k, true); }
 
 TEST(KernelSpec, RendersOneDeclarationPerLineThenTheEpilogueAndTheCheck) {
   const KernelConfig config{"Cfg", {{int_field("kA", 1), int_field("kB", -2)}, {bool_field("kC", true)}, {}}};
