@@ -4,7 +4,7 @@
 //   takes   one warpgroup's m64nN accumulator fragment (float d[N/2] per thread, wgmma layout:
 //           row = 16*warp + lane/4 + 8*((i/2)%2), col = 8*(i/4) + 2*(lane%4) + i%2), the tile origin, the
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
-//   does    the epilogue stage (Epilogue: alpha, beta * bias, activation), then converts to the output type (bf16 /
+//   does    the epilogue stage (Epilogue: scaled_mm's scales, alpha, beta * bias, activation), then converts to the output type (bf16 /
 //           f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through epilogue_pair (two
 //           adjacent columns of one row); the wgmma kernels reach it through the fragment visitor
 //           for_each_fragment_pair (store_fragment), the fallback and skinny kernels from their own layouts;
@@ -40,9 +40,11 @@ struct EpilogueParams {
   const void* bias;  // element (b, r, c) at b*bias_bs + r*bias_rs + c*bias_cs (a broadcast dimension has stride 0)
   long long bias_rs, bias_cs, bias_bs;
   int bias_vec2;  // a row-vector bias's column pairs (even c, c + 1) may be read as one 4/8-byte access
+  const float* scale_a;  // scaled_mm: 1 value (tensorwise) or one per row (rowwise)
+  const float* scale_b;  // scaled_mm: 1 value (tensorwise) or one per column (rowwise)
 };
 
-// The epilogue stage: v = act(beta * bias(b, r, c) + alpha * acc), composed from the host's EpilogueSpec
+// The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec
 // (src/choices/epilogue_params.hpp) as template arguments of the kernel's config (`using Epi = Epilogue<...>`).
 //   BiasType: -1 no bias (also beta = 0: bias values are never read), 0 bf16, 1 f16, 2 f32.
 //   Act: the Activation enum of include/tmagemm/types.hpp (0 none, 1 relu, 2 gelu (erf), 3 gelu_tanh, 4 silu,
@@ -51,11 +53,25 @@ struct EpilogueParams {
 //   Bcast: how the bias broadcasts: 0 any (M,N) strides, 1 a row vector (one value per column), 2 a column vector
 //        (one value per row). With 1 or 2 a bias value's address depends on the column or the row alone, so a
 //        thread loads each once for all the rows (columns) of a fragment it holds.
+//   Scale: scaled_mm's dequantisation, applied to the accumulator first (torch._scaled_mm: (a @ b) * scale_a *
+//        scale_b + bias): 0 none, 1 tensorwise (scale_a[0] * scale_b[0]), 2 rowwise (scale_a[r] * scale_b[c]).
 // kIdentity: plain mm; every store path then compiles exactly as without an epilogue.
-template <int BiasType, int Act, bool Alpha, int Bcast = 0>
+template <int BiasType, int Act, bool Alpha, int Bcast = 0, int Scale = 0>
 struct Epilogue {
-  static constexpr bool kIdentity = BiasType < 0 && Act == 0 && !Alpha;
-  static constexpr int kBiasType = BiasType, kBcast = Bcast;
+  static constexpr bool kIdentity = BiasType < 0 && Act == 0 && !Alpha && Scale == 0;
+  static constexpr int kBiasType = BiasType, kBcast = Bcast, kScale = Scale;
+
+  // The row factor and the column factor of the scales (1 where the mode has none); rowwise reads scale_a[r] and
+  // scale_b[c], so the caller passes in-bounds r and c only.
+  __device__ __forceinline__ static float row_scale(const EpilogueParams& p, int r) {
+    if constexpr (Scale == 1) return p.scale_a[0] * p.scale_b[0];
+    if constexpr (Scale == 2) return p.scale_a[r];
+    return 1.0f;
+  }
+  __device__ __forceinline__ static float col_scale(const EpilogueParams& p, int c) {
+    if constexpr (Scale == 2) return p.scale_b[c];
+    return 1.0f;
+  }
 
   __device__ __forceinline__ static float bias_load(const EpilogueParams& p, long long off) {
     if constexpr (BiasType == 2) {
@@ -114,6 +130,7 @@ struct Epilogue {
     return v;
   }
   __device__ __forceinline__ float operator()(const EpilogueParams& p, float v, int batch, int r, int c) const {
+    if constexpr (Scale != 0) v *= row_scale(p, r) * col_scale(p, c);
     if constexpr (BiasType >= 0) return finish(p, v, bias_at(p, batch, r, c));
     return finish(p, v, 0.0f);
   }
@@ -204,6 +221,29 @@ __device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch
 template <int N, class Epi>
 __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
                                                int col0, int M, int N_total) {
+  if constexpr (Epi::kScale == 1) {  // tensorwise: one factor for the fragment
+    const float s = Epi::row_scale(p, 0);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) d[i] *= s;
+  } else if constexpr (Epi::kScale == 2) {
+    // Rowwise: each of the thread's two rows loads its factor once, each column pair its two (out-of-bounds rows and
+    // columns are never read: their values are not stored).
+    const int t = threadIdx.x % 128;
+    const int r_base = row0 + 16 * (t / 32) + (t % 32) / 4, c_base = col0 + 2 * (t % 4);
+    float rs[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) rs[h] = r_base + 8 * h < M ? Epi::row_scale(p, r_base + 8 * h) : 0.0f;
+#pragma unroll
+    for (int q = 0; q < N / 8; ++q) {
+      const int c = c_base + 8 * q;
+      const float s0 = c < N_total ? Epi::col_scale(p, c) : 0.0f, s1 = c + 1 < N_total ? Epi::col_scale(p, c + 1) : 0.0f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        d[4 * q + 2 * h] *= rs[h] * s0;
+        d[4 * q + 2 * h + 1] *= rs[h] * s1;
+      }
+    }
+  }
   if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 1) {
     // A row vector: each column pair's two values are loaded once (one access where p.bias_vec2) and serve the
     // thread's two rows of the quad.
@@ -237,11 +277,16 @@ __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&
         if (c + 1 < N_total) d[i + 1] = Epi::finish(p, d[i + 1], b);
       }
     }
-  } else if constexpr (!Epi::kIdentity) {
+  } else if constexpr (Epi::kBiasType >= 0) {
     for_each_fragment_pair<N>(row0, col0, [&](int i, int r, int c) {
       if (r >= M) return;
-      if (c < N_total) d[i] = Epi()(p, d[i], batch, r, c);
-      if (c + 1 < N_total) d[i + 1] = Epi()(p, d[i + 1], batch, r, c + 1);
+      if (c < N_total) d[i] = Epi::finish(p, d[i], Epi::bias_at(p, batch, r, c));
+      if (c + 1 < N_total) d[i + 1] = Epi::finish(p, d[i + 1], Epi::bias_at(p, batch, r, c + 1));
+    });
+  } else if constexpr (!Epi::kIdentity) {
+    for_each_fragment_pair<N>(row0, col0, [&](int i, int r, int c) {
+      d[i] = Epi::finish(p, d[i], 0.0f);
+      d[i + 1] = Epi::finish(p, d[i + 1], 0.0f);
     });
   }
 }

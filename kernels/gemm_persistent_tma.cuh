@@ -1,10 +1,16 @@
-// gemm_persistent_tma.cuh — persistent, warp-specialised TMA + WGMMA GEMM for 16-bit inputs (bf16/f16).
+// gemm_persistent_tma.cuh — persistent, warp-specialised TMA + WGMMA GEMM for 16-bit inputs (bf16/f16) and for
+// fp8 inputs (e4m3/e5m2, scaled_mm: both operands K-major).
 //
 // One CTA per SM loops over output tiles (scheduler.cuh). Warpgroup 0 is the producer: one thread issues
 // TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
 // Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
 // and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
 // its part (epilogue.cuh).
+//
+// FP8 (kFp8A / kFp8B: 1 e4m3, 2 e5m2): wgmma m64nWNk32 on K-major tiles of 128-element (128-byte) swizzled rows.
+// kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
+// kPromote K blocks and are added into a second set of fp32 registers (the tensor core's own fp8 accumulation keeps
+// fewer bits than fp32); kPromote = 0 accumulates the whole K range in the wgmma accumulators.
 //
 // Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
@@ -27,8 +33,9 @@
 // 64-wide chunk (box {64, BK / parts}); an N-major B splits its 64-column chunks between the parts.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16,
-//   kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation), kTrace.
+//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
+//   kFp8B, kPromote, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
+//   kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
@@ -93,8 +100,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
   // An N-major B is loaded in whole 64-column chunks: a BN of 224 takes four, the last half of which belongs to the
   // next tile (loaded, never read by this tile's wgmma).
-  using Op = Sw128Operand<2>;                 // 16-bit operands
-  constexpr int kRowElems = Op::kRowElems;   // elements per 128-byte swizzled row (64)
+  constexpr bool kFp8 = Cfg::kFp8A != 0;
+  static_assert((Cfg::kFp8A != 0) == (Cfg::kFp8B != 0), "both operands fp8 or both 16-bit");
+  // NOTE: fp8 wgmma reads both operands K-major from shared memory (no transpose for 8-bit types).
+  static_assert(!kFp8 || (Cfg::kAKMajor && Cfg::kBKMajor), "fp8 operands are K-major");
+  static_assert(kFp8 || Cfg::kPromote == 0, "two-level accumulation is for fp8");
+  using Op = Sw128Operand<kFp8 ? 1 : 2>;
+  constexpr int kRowElems = Op::kRowElems;   // elements per 128-byte swizzled row (64, or 128 fp8)
   constexpr int kBChunks = (BN + kRowElems - 1) / kRowElems;
   static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : kBChunks % 2 == 0),
                 "B must split into two multicast halves");
@@ -108,7 +120,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int kABytes = Op::tile_bytes(BM, BK);
   constexpr int kBBytes = Op::tile_bytes(Cfg::kBKMajor ? BN : kBChunks * kRowElems, BK);
   constexpr int kStageBytes = kABytes + kBBytes;
-  static_assert(BK % kRowElems == 0 && BK <= 256, "BK is whole 128-byte swizzle slabs (64 16-bit elements each)");
+  static_assert(BK % kRowElems == 0 && BK * (kFp8 ? 1 : 2) <= 512, "BK is whole 128-byte swizzle slabs");
   constexpr int kSlabs = BK / kRowElems;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
@@ -275,6 +287,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // A stage is freed in every CTA of the cluster (their producers multicast into our copy of it).
     RingPos<S> pos;
     float acc[MI][WN / 2];
+    constexpr int kPromote = Cfg::kPromote;
+    float total[MI][kPromote > 0 ? WN / 2 : 1];  // two-level accumulation: the fp32 sums of the finished runs
     // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
     const uint32_t smem_base = ptx::smem_u32(smem);
     const uint64_t a_desc0 = Cfg::kAKMajor ? Op::desc_kmajor(smem_base) : Op::desc_mnmajor(smem_base, BK);
@@ -323,11 +337,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       tc.m0 += rm * BM;
       tc.n0 += rn * BN;
       int prev_stage = 0;
+      bool prev_held = false;  // two-level: a stage whose wgmmas may still run has not been released yet
       for (int kb = 0; kb < k_blocks; ++kb) {
         ring.wait_full(pos);
         if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
         // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
         const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
+        // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
+        const int run_kb = kPromote > 0 ? kb % kPromote : kb;
         ptx::wgmma_fence();
 #pragma unroll
         for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
@@ -338,8 +355,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
             const uint32_t a_off = Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
             const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
-            ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
-                                                                                          (kb | k16) != 0);
+            if constexpr (kFp8)
+              ptx::Mma8bit<WN, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
+            else
+              ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
+                                                                                            (kb | k16) != 0);
           }
         }
         ptx::wgmma_commit();
@@ -349,31 +369,65 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           if (kb == k_blocks - 1)  // the epilogue's bias lines into L1, under this K block's MMAs
             prefetch_bias<typename Cfg::Epi>(ep, tc.batch, tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), kRowsPerConsumer,
                                              M, tc.n0 + (SN ? cidx * WN : 0), WN, N);
-        if (kb > 0) {
-          // NOTE: release a stage only after the wgmmas reading it have completed.
-          ptx::wgmma_wait<1>();
-          if (lane == 0) ring.template release<CS>(prev_stage);
+        if constexpr (kPromote > 0) {
+          if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
+            // The run is complete: wait for its wgmmas, free its stages, add its sum into the fp32 total.
+            ptx::wgmma_wait<0>();
+            if (lane == 0) {
+              if (prev_held) ring.template release<CS>(prev_stage);
+              ring.template release<CS>(pos.stage);
+            }
+            prev_held = false;
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+              ptx::fence_accumulators(acc[mi]);
+#pragma unroll
+              for (int i = 0; i < WN / 2; ++i) total[mi][i] = kb < kPromote ? acc[mi][i] : total[mi][i] + acc[mi][i];
+            }
+          } else {
+            if (prev_held) {
+              ptx::wgmma_wait<1>();  // NOTE: release a stage only after the wgmmas reading it have completed.
+              if (lane == 0) ring.template release<CS>(prev_stage);
+            }
+            prev_held = true;
+            prev_stage = pos.stage;
+          }
+        } else {
+          if (kb > 0) {
+            // NOTE: release a stage only after the wgmmas reading it have completed.
+            ptx::wgmma_wait<1>();
+            if (lane == 0) ring.template release<CS>(prev_stage);
+          }
+          prev_stage = pos.stage;
         }
-        prev_stage = pos.stage;
         pos.advance();
       }
-      ptx::wgmma_wait<0>();
-      if (lane == 0) ring.template release<CS>(prev_stage);
+      if constexpr (kPromote == 0) {
+        ptx::wgmma_wait<0>();
+        if (lane == 0) ring.template release<CS>(prev_stage);
+      }
       if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
       ++tiles_done;
       if constexpr (kDeferred)
         while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
-        ptx::fence_accumulators(acc[mi]);
         const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
-        apply_epilogue<WN, typename Cfg::Epi>(ep, acc[mi], tc.batch, row0, col0, M, N);
-        if constexpr (kDeferred) {
-          pack_fragment<WN, Cfg::kOut>(acc[mi], packed[mi]);
+        auto finish = [&](float (&d)[WN / 2]) {
+          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.batch, row0, col0, M, N);
+          if constexpr (kDeferred) {
+            pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
+          } else {
+            store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, d, tc.batch, row0, col0, M, N);
+          }
+        };
+        if constexpr (kPromote > 0) {
+          finish(total[mi]);
         } else {
-          store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, acc[mi], tc.batch, row0, col0, M, N);
+          ptx::fence_accumulators(acc[mi]);
+          finish(acc[mi]);
         }
       }
       if constexpr (kDeferred) {

@@ -27,8 +27,12 @@
 // epilogue_pair; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
 // shared memory alive until its peers have read it.
 //
-// Config (template argument, rendered by src/choices/skinny.cpp): kBN, kBK, kStages, kMP, kF16, kOut, kAKMajor,
-// kBKMajor. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
+// FP8 (scaled_mm; kFp8A / kFp8B: 1 e4m3, 2 e5m2): both operands K-major (our A row-major, B column-major), 128-byte
+// rows of 128 elements, wgmma k32. kPromote > 0: two-level accumulation (use_fast_accum = false): the wgmma
+// accumulators restart every kPromote K blocks and are added into fp32 totals, which the reduction then sums.
+//
+// Config (template argument, rendered by src/choices/skinny.cpp): kBN, kBK, kStages, kMP, kF16, kFp8A, kFp8B,
+// kPromote, kOut, kAKMajor, kBKMajor. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
 // (each rendered variant static_asserts it).
 #pragma once
 #include <cuda/ptx>
@@ -55,15 +59,17 @@ struct SkinnyParams {
 constexpr int kSkinnyThreads = 160;  // one consumer warpgroup + one producer warp
 constexpr int kSkinnyRedPad = 4;     // floats of padding per row of the reduction tile
 
-using SkinnyOperand = Sw128Operand<2>;  // 16-bit operands
+// The operand layout: 16-bit, or fp8 elements.
+template <class Cfg>
+using SkinnyOperand = Sw128Operand<Cfg::kFp8A != 0 ? 1 : 2>;
 
 template <class Cfg>
 constexpr int skinny_b_tile_bytes() {
-  return SkinnyOperand::tile_bytes(Cfg::kBN, Cfg::kBK);
+  return SkinnyOperand<Cfg>::tile_bytes(Cfg::kBN, Cfg::kBK);
 }
 template <class Cfg>
 constexpr int skinny_a_tile_bytes() {
-  return SkinnyOperand::tile_bytes(Cfg::kAKMajor ? Cfg::kMP : SkinnyOperand::kRowElems, Cfg::kBK);
+  return SkinnyOperand<Cfg>::tile_bytes(Cfg::kAKMajor ? Cfg::kMP : SkinnyOperand<Cfg>::kRowElems, Cfg::kBK);
 }
 template <class Cfg>
 constexpr int skinny_smem_bytes() {
@@ -80,8 +86,14 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BN = Cfg::kBN, BK = Cfg::kBK, MP = Cfg::kMP, S = Cfg::kStages;
-  using Op = SkinnyOperand;
+  using Op = SkinnyOperand<Cfg>;
   constexpr int kRowElems = Op::kRowElems;
+  constexpr bool kFp8 = Cfg::kFp8A != 0;
+  constexpr int kPromote = Cfg::kPromote;
+  static_assert((Cfg::kFp8A != 0) == (Cfg::kFp8B != 0), "both operands fp8 or both 16-bit");
+  // NOTE: fp8 wgmma reads both operands K-major from shared memory.
+  static_assert(!kFp8 || (Cfg::kAKMajor && Cfg::kBKMajor), "fp8 operands are K-major");
+  static_assert(kFp8 || kPromote == 0, "two-level accumulation is for fp8");
   constexpr int MI = BN / 64;  // m64 fragments (64 columns of out each)
   constexpr int kBBytes = skinny_b_tile_bytes<Cfg>(), kABytes = skinny_a_tile_bytes<Cfg>();
   constexpr int kStageBytes = kBBytes + kABytes;
@@ -119,6 +131,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   }
 
   float acc[MI][MP / 2];
+  float total[MI][kPromote > 0 ? MP / 2 : 1];  // two-level accumulation: the fp32 sums of the finished runs
   if (warp == 4) {
     // ---------------- producer ----------------
     if (lane == 0) {
@@ -175,16 +188,21 @@ __global__ void __launch_bounds__(kSkinnyThreads)
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-      for (int i = 0; i < MP / 2; ++i) acc[mi][i] = 0.0f;
+      for (int i = 0; i < MP / 2; ++i) {
+        acc[mi][i] = 0.0f;
+        if constexpr (kPromote > 0) total[mi][i] = 0.0f;
+      }
     const uint32_t base = ptx::smem_u32(smem);
     // Stage 0's descriptors; the loop adds byte offsets to their address field.
     const uint64_t b_desc0 = Cfg::kBKMajor ? Op::desc_kmajor(base) : Op::desc_mnmajor(base, BK);
     const uint64_t a_desc0 = Cfg::kAKMajor ? Op::desc_kmajor(base + kBBytes) : Op::desc_mnmajor(base + kBBytes, BK);
     RingPos<S> pos;
     int prev_stage = 0;
+    bool prev_held = false;  // two-level: a stage whose wgmmas may still run has not been released yet
     for (int kb = 0; kb < nkb; ++kb) {
       ring.wait_full(pos);
       const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
+      const int run_kb = kPromote > 0 ? kb % kPromote : 1;  // 0: the run's first block overwrites the accumulators
       ptx::wgmma_fence();
 #pragma unroll
       for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
@@ -194,22 +212,45 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         for (int mi = 0; mi < MI; ++mi) {
           const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, mi * 64, k16) : Op::mnmajor_step(BK, mi, k16);
           const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
-          ptx::Mma16<MP, Cfg::kBKMajor ? 0 : 1, Cfg::kAKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], db, da, 1);
+          if constexpr (kFp8)
+            ptx::Mma8bit<MP, Cfg::kFp8B == 2, Cfg::kFp8A == 2>::run(acc[mi], db, da, (run_kb | k16) != 0);
+          else
+            ptx::Mma16<MP, Cfg::kBKMajor ? 0 : 1, Cfg::kAKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], db, da, 1);
         }
       }
       ptx::wgmma_commit();
-      if (kb > 0) {
-        // NOTE: release a stage only after the wgmmas reading it have completed. (Releasing each stage as soon as
-        // its own wgmmas retire measured slower: perf notes, skinny v6.)
-        ptx::wgmma_wait<1>();
-        if (lane == 0) ring.release(prev_stage, rank * cast, cast);
+      if (kPromote > 0 && (run_kb == kPromote - 1 || kb == nkb - 1)) {
+        // The run is complete: wait for its wgmmas, free its stages, add its sum into the fp32 totals.
+        ptx::wgmma_wait<0>();
+        if (lane == 0) {
+          if (prev_held) ring.release(prev_stage, rank * cast, cast);
+          ring.release(pos.stage, rank * cast, cast);
+        }
+        prev_held = false;
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) {
+          ptx::fence_accumulators(acc[mi]);
+          if constexpr (kPromote > 0)
+#pragma unroll
+            for (int i = 0; i < MP / 2; ++i) total[mi][i] += acc[mi][i];
+        }
+      } else {
+        if (kPromote > 0 ? prev_held : kb > 0) {
+          // NOTE: release a stage only after the wgmmas reading it have completed. (Releasing each stage as soon as
+          // its own wgmmas retire measured slower: perf notes, skinny v6.)
+          ptx::wgmma_wait<1>();
+          if (lane == 0) ring.release(prev_stage, rank * cast, cast);
+        }
+        prev_held = true;
+        prev_stage = pos.stage;
       }
-      prev_stage = pos.stage;
       pos.advance();
     }
-    ptx::wgmma_wait<0>();
+    if constexpr (kPromote == 0) {
+      ptx::wgmma_wait<0>();
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) ptx::fence_accumulators(acc[mi]);
+      for (int mi = 0; mi < MI; ++mi) ptx::fence_accumulators(acc[mi]);
+    }
   }
   // Every stage's loads were awaited and every wgmma has retired: the ring is idle. (The producer issues nothing
   // the consumers do not wait for.)
@@ -226,7 +267,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       for (int i = 0; i < MP / 2; ++i) {
         const int col = mi * 64 + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
         const int row = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-        red[row * RP + col] = acc[mi][i];
+        if constexpr (kPromote > 0)
+          red[row * RP + col] = total[mi][i];
+        else
+          red[row * RP + col] = acc[mi][i];
       }
   }
   // Every CTA's partial tile is written and visible to the cluster. The release covers shared memory only (a full

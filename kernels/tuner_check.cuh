@@ -35,7 +35,7 @@ __device__ inline cuda::std::uint64_t mix64(cuda::std::uint64_t x) {  // splitmi
   return x ^ (x >> 31);
 }
 
-// count elements of Type (0 bf16, 1 f16, 4 f32) from `base`; element i depends only on (seed, i).
+// count elements of Type (0 bf16, 1 f16, 2 e4m3, 3 e5m2, 4 f32) from `base`; element i depends only on (seed, i).
 template <int Type>
 __global__ void fill_random(void* base, long long count, unsigned long long seed) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -45,10 +45,18 @@ __global__ void fill_random(void* base, long long count, unsigned long long seed
     const float u1 = (static_cast<float>(r & 0xffffff) + 1.0f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((r >> 24) & 0xffffff) * (1.0f / 16777216.0f);
     const float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-    if constexpr (Type == 4)
+    if constexpr (Type == 4) {
       static_cast<float*>(base)[i] = v;
-    else
+    } else if constexpr (Type == 2 || Type == 3) {
+      cuda::std::uint16_t pair;  // cvt packs two values; the low byte is the second operand's
+      if constexpr (Type == 2)
+        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(v));
+      else
+        asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(v));
+      static_cast<cuda::std::uint8_t*>(base)[i] = static_cast<cuda::std::uint8_t>(pair & 0xFF);
+    } else {
       static_cast<cuda::std::uint16_t*>(base)[i] = to_bits16<Type>(v);
+    }
   }
 }
 
@@ -63,9 +71,9 @@ __device__ inline float round_to_out(float f) {
   }
 }
 
-// Epi: the problem's epilogue stage (epilogue.cuh), applied to both values (for addmm the tuner's scratch bias is in
-// ep); with an epilogue the exact value is the fp64 sum rounded to fp32, then the epilogue in fp32.
-template <int InType, int OutType, class Epi>
+// AType, BType: load_as_float's codes (fp8 pairs may differ). Epi: the problem's epilogue stage (epilogue.cuh),
+// applied to both values (the tuner's scratch bias and scales are in ep); with an epilogue the exact value is the fp64 sum rounded to fp32, then the epilogue in fp32.
+template <int AType, int BType, int OutType, class Epi>
 __global__ void reference_samples(const void* a, const void* b, int K, long long a_rs, long long a_cs, long long a_bs,
                                   long long b_rs, long long b_cs, long long b_bs, const int* batches, const int* rows,
                                   const int* cols, int n, double* exact, float* floor, const EpilogueParams ep) {
@@ -75,8 +83,8 @@ __global__ void reference_samples(const void* a, const void* b, int K, long long
   double acc64 = 0.0;
   float acc32 = 0.0f;
   for (int k = 0; k < K; ++k) {
-    const float x = load_as_float<InType>(a, bt * a_bs + m * a_rs + k * a_cs);
-    const float y = load_as_float<InType>(b, bt * b_bs + k * b_rs + c * b_cs);
+    const float x = load_as_float<AType>(a, bt * a_bs + m * a_rs + k * a_cs);
+    const float y = load_as_float<BType>(b, bt * b_bs + k * b_rs + c * b_cs);
     acc64 = fma(static_cast<double>(x), static_cast<double>(y), acc64);
     acc32 = fmaf(x, y, acc32);
   }

@@ -49,5 +49,8 @@ Explanation explain_addmm(const TensorView& bias, const TensorView& a, const Ten
                           Activation act = Activation::none, const Options& options = {});
 Explanation explain_bmm(const TensorView& a, const TensorView& b, const TensorView& out,
                         const Options& options = {});
+Explanation explain_scaled_mm(const TensorView& a, const TensorView& b, const TensorView& scale_a,
+                              const TensorView& scale_b, const TensorView* bias, const TensorView& out,
+                              bool use_fast_accum, const Options& options = {});
 
 }  // namespace tmagemm

@@ -109,6 +109,15 @@ Explanation explain_bmm(const TensorView& a, const TensorView& b, const TensorVi
   });
 }
 
+Explanation explain_scaled_mm(const TensorView& a, const TensorView& b, const TensorView& scale_a,
+                              const TensorView& scale_b, const TensorView* bias, const TensorView& out,
+                              bool use_fast_accum, const Options& options) {
+  return public_call("explain_scaled_mm", [&] {
+    validate_options(options);
+    return dispatch::explain(make_scaled_mm_problem(a, b, scale_a, scale_b, bias, out, use_fast_accum), options);
+  });
+}
+
 std::string Explanation::to_string() const {
   return public_call("Explanation::to_string", [&] {
     std::string s = fmt::format("explain {}\n", problem);

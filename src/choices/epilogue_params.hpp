@@ -1,6 +1,7 @@
 // epilogue_params.hpp — the host side of the epilogue stage (kernels/epilogue.cuh), shared by every backend whose
 // kernels use it: the EpilogueSpec (what the kernel is compiled with: bias type, activation, alpha, how the bias
-// broadcasts) and the per-launch EpilogueParams (output, alpha, beta, bias pointer and broadcast strides).
+// broadcasts, scaled_mm's scale mode) and the per-launch EpilogueParams (output, alpha, beta, bias pointer and
+// broadcast strides, scale pointers).
 #pragma once
 #include <fmt/format.h>
 
@@ -11,7 +12,8 @@
 
 namespace tmagemm::choices {
 
-// The compile-time part of an epilogue: becomes `using Epi = tmagemm::kernels::Epilogue<bias, act, alpha[, bcast]>;`
+// The compile-time part of an epilogue: becomes `using Epi = tmagemm::kernels::Epilogue<bias, act, alpha[, bcast[,
+// scale]]>;`
 // in a kernel's config (render) and part of its name, its kernel-cache key and the backends' loaded-kernel keys
 // (code).
 struct EpilogueSpec {
@@ -19,20 +21,23 @@ struct EpilogueSpec {
   int act = 0;       // tmagemm::Activation as int
   bool alpha = false;  // alpha != 1
   int bcast = 0;     // with a bias: 0 any (M,N) strides, 1 row vector (1,N), 2 column vector (M,1)
+  int scale = 0;     // scaled_mm: 0 none, 1 tensorwise, 2 rowwise
 
-  bool identity() const { return bias < 0 && act == 0 && !alpha; }
-  int code() const { return (bias + 1) | act << 2 | (alpha ? 1 : 0) << 5 | bcast << 6; }
-  // "" for the identity (mm kernels keep their names), else "_e<bias><act><alpha>" and "r" (row vector) or "c"
-  // (column vector).
+  bool identity() const { return bias < 0 && act == 0 && !alpha && scale == 0; }
+  int code() const { return (bias + 1) | act << 2 | (alpha ? 1 : 0) << 5 | bcast << 6 | scale << 8; }
+  // "" for the identity (mm kernels keep their names), else "_e<bias><act><alpha>", "r" (row vector) or "c"
+  // (column vector), and "_st" (tensorwise) or "_sr" (rowwise scales).
   std::string suffix() const {
     if (identity()) return "";
-    return fmt::format("_e{}{}{}{}", bias + 1, act, alpha ? 1 : 0, bcast == 1 ? "r" : bcast == 2 ? "c" : "");
+    return fmt::format("_e{}{}{}{}{}", bias + 1, act, alpha ? 1 : 0, bcast == 1 ? "r" : bcast == 2 ? "c" : "",
+                       scale == 1 ? "_st" : scale == 2 ? "_sr" : "");
   }
-  // The template's fourth argument is left out when 0 (its default), so that kernels without a broadcast vector
-  // keep their source text and cache keys.
+  // The template's fourth and fifth arguments are left out when 0 (their defaults), so that kernels without a
+  // broadcast vector or scales keep their source text and cache keys.
   std::string render() const {
-    return fmt::format("  using Epi = tmagemm::kernels::Epilogue<{}, {}, {}{}>;\n", bias, act, alpha ? "true" : "false",
-                       bcast ? fmt::format(", {}", bcast) : std::string());
+    return fmt::format("  using Epi = tmagemm::kernels::Epilogue<{}, {}, {}{}{}>;\n", bias, act, alpha ? "true" : "false",
+                       bcast || scale ? fmt::format(", {}", bcast) : std::string(),
+                       scale ? fmt::format(", {}", scale) : std::string());
   }
 };
 
@@ -40,6 +45,14 @@ inline int bias_type_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f
 
 inline EpilogueSpec epilogue_spec(const GemmProblem& p) {
   EpilogueSpec e;
+  if (p.op == Op::scaled_mm) {  // (a @ b) * scales (+ bias (N), added unscaled)
+    e.scale = p.scale_kind == ScaleKind::rowwise ? 2 : 1;
+    if (p.bias_kind != BiasKind::none) {
+      e.bias = bias_type_code(p.bias.dtype);
+      e.bcast = 1;
+    }
+    return e;
+  }
   if (p.op != Op::addmm) return e;
   if (p.bias_kind != BiasKind::none && p.beta != 0.0f) {
     e.bias = bias_type_code(p.bias.dtype);
@@ -56,6 +69,11 @@ inline std::vector<EpilogueSpec> epilogue_samples() {
           {1, 4, true, 2},  {2, 5, false, 1}, {2, 0, false, 0},  {-1, 3, true}};
 }
 
+// scaled_mm's epilogues for compile-check: tensorwise, rowwise, rowwise with a bf16 bias (N), tensorwise with an f16 one.
+inline std::vector<EpilogueSpec> scaled_mm_epilogue_samples() {
+  return {{.scale = 1}, {.scale = 2}, {.bias = 0, .bcast = 1, .scale = 2}, {.bias = 1, .bcast = 1, .scale = 1}};
+}
+
 // Same layout as kernels::EpilogueParams.
 struct EpilogueParamsHost {
   void* out;
@@ -67,6 +85,8 @@ struct EpilogueParamsHost {
   const void* bias;
   long long bias_rs, bias_cs, bias_bs;
   int bias_vec2;  // a row-vector bias's pairs (even c, c + 1) may be read as one 4-byte (16-bit) / 8-byte (f32) access
+  const float* scale_a;
+  const float* scale_b;
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
@@ -81,7 +101,7 @@ inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
             addr % (2 * elem) == 0;
   ep.alpha = p.alpha;
   ep.beta = p.beta;
-  if (p.op == Op::addmm && p.bias_kind != BiasKind::none) {
+  if ((p.op == Op::addmm || p.op == Op::scaled_mm) && p.bias_kind != BiasKind::none) {
     // The bias operand's broadcast dimensions already have stride 0 (validation: classify_bias).
     ep.bias = p.bias.data;
     ep.bias_rs = p.bias.row_stride;
@@ -90,6 +110,10 @@ inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {
     const std::size_t bias_elem = itemsize(p.bias.dtype);
     ep.bias_vec2 = p.bias_kind == BiasKind::row_vector && p.bias.col_stride == 1 && p.bias.batch_stride % 2 == 0 &&
                    reinterpret_cast<std::uintptr_t>(p.bias.data) % (2 * bias_elem) == 0;
+  }
+  if (p.op == Op::scaled_mm) {
+    ep.scale_a = p.scale_a;
+    ep.scale_b = p.scale_b;
   }
   return ep;
 }

@@ -29,6 +29,10 @@ namespace {
 constexpr std::size_t kBarrierBytes = 8;
 
 bool is_16bit_float(DType d) { return d == DType::bf16 || d == DType::f16; }
+bool is_fp8(DType d) { return d == DType::e4m3 || d == DType::e5m2; }
+// The kernel's kFp8A / kFp8B: 0 a 16-bit type, 1 e4m3, 2 e5m2.
+// make_spec's input codes.
+int in_code(DType d) { return d == DType::f16 ? 1 : d == DType::e4m3 ? 2 : d == DType::e5m2 ? 3 : 0; }
 
 int out_code(DType d) {
   switch (d) {
@@ -42,16 +46,20 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}", bm, bn, bk, stages, consumers,
+  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
+                     stages, consumers,
                      split_n ? "_sn" : "", group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
                      cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "",
-                     store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string());
+                     store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string(),
+                     promote > 0 ? fmt::format("_p{}", promote) : std::string());
 }
 
 std::size_t TmaConfig::smem_bytes() const {
   // An N-major B is loaded in whole 64-column chunks (a 224-column tile takes 256 columns of B); sized for that.
-  const std::size_t stage = static_cast<std::size_t>(bm + (bn + 63) / 64 * 64) * bk * 2;
+  // (fp8 operands are K-major: B takes exactly bn rows.)
+  const std::size_t b_rows = in_bytes == 1 ? bn : (bn + 63) / 64 * 64;
+  const std::size_t stage = static_cast<std::size_t>(bm + b_rows) * bk * in_bytes;
   const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * staging_chunks * 64 * 64 * 2 : 0;
   return stage * stages + staging + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
 }
@@ -106,19 +114,56 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // Block K 128 for the single-wave 64x128 clustered kernel: half the barrier round trips per K. Measured on
       // 1000^3 (rows 16 bytes off a sector): 0.934 / 0.944 (rr / rc) against 0.911 / 0.920 with block K 64.
       {64, 128, 128, 4, 1, 8, 2, 1, true, 0.50, false, 2, true},
+      // FP8 (scaled_mm): K-major e4m3/e5m2 tiles of 128-element rows, block K 128 (one 128-byte swizzle slab).
+      // Weights are first guesses from the 16-bit table until measured.
+      {.bm = 128, .bn = 256, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 1.00,
+       .in_bytes = 1},
+      {.bm = 128, .bn = 256, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 1.00, .in_bytes = 1},
+      {.bm = 256, .bn = 128, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.98,
+       .in_bytes = 1},
+      {.bm = 128, .bn = 128, .bk = 128, .stages = 6, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 0.90, .in_bytes = 1},
+      {.bm = 64, .bn = 256, .bk = 128, .stages = 5, .consumers = 1, .group_m = 8, .store_tma = true, .weight = 0.65,
+       .in_bytes = 1},
+      {.bm = 128, .bn = 256, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .weight = 0.93, .in_bytes = 1},
+      {.bm = 128, .bn = 128, .bk = 128, .stages = 6, .consumers = 2, .group_m = 8, .weight = 0.85, .in_bytes = 1},
+      // FP8 with two-level accumulation (use_fast_accum = false): the fp32 totals double the accumulator registers,
+      // so a consumer holds at most a 64x192 fragment (96 + 96 registers; with the TMA store's packed copy of the
+      // previous tile, 64x128).
+      {.bm = 128, .bn = 128, .bk = 128, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.85,
+       .in_bytes = 1, .promote = 1},
+      {.bm = 128, .bn = 128, .bk = 128, .stages = 6, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 0.88, .in_bytes = 1, .promote = 1},
+      {.bm = 128, .bn = 192, .bk = 128, .stages = 5, .consumers = 2, .group_m = 8, .weight = 0.90, .in_bytes = 1,
+       .promote = 1},
+      {.bm = 128, .bn = 128, .bk = 128, .stages = 6, .consumers = 2, .group_m = 8, .weight = 0.80, .in_bytes = 1,
+       .promote = 1},
   };
   return table;
 }
 
 std::string persistent_tma_can_implement_problem(const GemmProblem& p, const TmaConfig& c) {
-  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm && p.op != Op::scaled_mm)
     return fmt::format("op {} is not handled by this template yet", to_string(p.op));
-  if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
-    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
-                       to_string(p.b.dtype));
+  if (c.in_bytes == 1) {
+    if (p.op != Op::scaled_mm || !is_fp8(p.a.dtype) || !is_fp8(p.b.dtype))
+      return "an fp8 config takes scaled_mm with fp8 inputs only";
+    // NOTE: fp8 wgmma reads both operands K-major (validation enforces torch's layout rule for scaled_mm).
+    if (p.a.major() != Major::row || p.b.major() != Major::col)
+      return "fp8 operands must be K-major (a row-major, b column-major)";
+    if (!p.fast_accum && c.promote == 0)
+      return "use_fast_accum = false needs two-level accumulation (a config with promote > 0)";
+  } else {
+    if (p.op == Op::scaled_mm) return "scaled_mm takes the fp8 configs";
+    if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
+      return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                         to_string(p.b.dtype));
+  }
   if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
-  if (c.bk != 64 && c.bk != 128) return "block K must be 64 or 128 (whole 128-byte swizzle slabs)";
+  if (c.bk * c.in_bytes != 128 && c.bk * c.in_bytes != 256)
+    return "block K must be one or two 128-byte swizzle slabs (64 or 128 16-bit elements, 128 or 256 fp8)";
   if (!c.split_n && c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
   if (c.split_n && (c.bm % 64 != 0 || c.bn % (64 * c.consumers) != 0))
     return "consumers that split the columns need block M a multiple of 64 and 64 columns or more each";
@@ -170,8 +215,13 @@ const std::string& trace_path() {
   return path;
 }
 
-jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_kmajor, int out,
+// in_a / in_b: the kernel's input codes, 0 bf16, 1 f16 (both the same), 2 e4m3, 3 e5m2 (fp8 configs).
+jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor, bool b_kmajor, int out,
                           const EpilogueSpec& epi = {}) {
+  static const char* in_names[] = {"bf16", "f16", "e4m3", "e5m2"};
+  const bool f16 = in_a == 1;
+  const int fp8_a = in_a >= 2 ? in_a - 1 : 0, fp8_b = in_b >= 2 ? in_b - 1 : 0;
+  const std::string in_name = in_a == in_b ? in_names[in_a] : fmt::format("{}{}", in_names[in_a], in_names[in_b]);
   if (c.store_tma && out == 2) out = 0;  // never instantiated: TMA store takes 16-bit outputs only
   static const char* out_names[] = {"bf16", "f16", "f32"};
   const bool trace = !trace_path().empty();
@@ -185,10 +235,11 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
        {int_field("kClusterM", c.cluster_m), int_field("kClusterN", c.cluster_n)},
        {bool_field("kStoreTma", c.store_tma)},
        {bool_field("kAKMajor", a_kmajor), bool_field("kBKMajor", b_kmajor), bool_field("kF16", f16)},
+       {int_field("kFp8A", fp8_a), int_field("kFp8B", fp8_b), int_field("kPromote", c.promote)},
        {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
         int_field("kConsumerRegs", realloc ? 232 : 0)},
        {bool_field("kTrace", trace)}}};
-  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}", c.name(), f16 ? "f16" : "bf16", a_kmajor ? "r" : "c",
+  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
                                         b_kmajor ? "c" : "r", out_names[out], epi.suffix(), trace ? "_trace" : ""),
                             "gemm_persistent_tma.cuh", "tmagemm::kernels::gemm_persistent_tma", config, epi);
 }
@@ -197,25 +248,40 @@ jit::KernelSpec make_spec(const TmaConfig& c, bool f16, bool a_kmajor, bool b_km
 
 jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
   // A row-major (K contiguous) is K-major; B column-major (K contiguous) is K-major.
-  return make_spec(c, p.a.dtype == DType::f16, p.a.major() == Major::row, p.b.major() == Major::col,
+  return make_spec(c, in_code(p.a.dtype), in_code(p.b.dtype), p.a.major() == Major::row, p.b.major() == Major::col,
                    out_code(p.out.dtype), epilogue_spec(p));
 }
 
 std::vector<jit::KernelSpec> persistent_tma_all_specs() {
   std::vector<jit::KernelSpec> specs;
-  for (const auto& c : persistent_tma_configs())
-    for (bool f16 : {false, true})
+  for (const auto& c : persistent_tma_configs()) {
+    if (c.in_bytes == 1) {  // fp8: K-major only; e4m3 x e4m3 for every output, the mixed pairs on bf16
+      for (int out : {0, 1, 2})
+        if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, 2, 2, true, true, out));
+      specs.push_back(make_spec(c, 2, 3, true, true, 0));
+      specs.push_back(make_spec(c, 3, 2, true, true, 0));
+      continue;
+    }
+    for (int in : {0, 1})
       for (bool ak : {true, false})
         for (bool bk : {true, false})
           for (int out : {0, 1, 2})
-            if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, f16, ak, bk, out));
+            if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, in, in, ak, bk, out));
+  }
   // Epilogue variants (addmm): a sample on the first TMA-store config, so that compile-check covers every activation
   // and bias type without multiplying the table.
   for (const auto& c : persistent_tma_configs())
     if (c.store_tma) {
-      for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, false, true, false, 0, e));
+      for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, 0, 0, true, false, 0, e));
       break;
     }
+  // scaled_mm's epilogues (tensorwise, rowwise, rowwise + bf16 bias) on the first fp8 config of each accumulation.
+  for (int promote : {0, 1})
+    for (const auto& c : persistent_tma_configs())
+      if (c.in_bytes == 1 && (c.promote > 0) == (promote > 0) && c.store_tma) {
+        for (const EpilogueSpec& e : scaled_mm_epilogue_samples()) specs.push_back(make_spec(c, 2, 2, true, true, 0, e));
+        break;
+      }
   return specs;
 }
 
@@ -223,8 +289,8 @@ namespace {
 
 // Loaded kernels by (config, dtype, layouts, output, device, epilogue).
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
-  static KernelCache<std::tuple<const TmaConfig*, DType, Major, Major, DType, int, int>> loaded;
-  return loaded.get({&c, p.a.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()},
+  static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int>> loaded;
+  return loaded.get({&c, p.a.dtype, p.b.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()},
                     p.device, c.smem_bytes(), [&] { return persistent_tma_spec(p, c); });
 }
 
@@ -267,21 +333,24 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   const std::size_t smem = c.smem_bytes();
   CUfunction fn = kernel_for(p, c);
 
-  const CUtensorMapDataType type =
-      p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const std::size_t elem = 2;
+  // fp8 elements are loaded as bytes (the wgmma instruction names their type).
+  const CUtensorMapDataType type = c.in_bytes == 1          ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const std::size_t elem = static_cast<std::size_t>(c.in_bytes);
+  const uint32_t row_elems = static_cast<uint32_t>(128 / elem);  // one 128-byte swizzled row
   CUtensorMap map_a, map_b;
   const auto promotion = [](const Operand& o) { return runtime::l2_promotion(row_alignment_bytes(o)); };
   // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
-    map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
-                       c.bm / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
+    map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride,
+                       row_elems, c.bm / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
                        c.bk / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
-    map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64,
-                       c.bn / c.cluster_m, promotion(p.b), "cuTensorMapEncodeTiled(b)");
+    map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride,
+                       row_elems, c.bn / c.cluster_m, promotion(p.b), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
                        promotion(p.b), "cuTensorMapEncodeTiled(b)");
@@ -413,7 +482,7 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
       const auto* t = persistent_tma_config_of(*twin.choice);
       if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
           t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n &&
-          t->split_n == cfg->split_n) {
+          t->split_n == cfg->split_n && t->in_bytes == cfg->in_bytes && t->promote == cfg->promote) {
         c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
         break;
       }

@@ -24,10 +24,15 @@ struct TmaConfig {
   // A tile that exists to fill the last wave (128x224): the tuner's prescreen keeps it only where
   // persistent_tma_score ranks it first, instead of within the usual margin of the best.
   bool only_when_best = false;
+  int in_bytes = 2;        // 2: bf16/f16 inputs (mm, addmm, bmm); 1: fp8 inputs (scaled_mm; K-major A and B)
+  // fp8: two-level accumulation, the wgmma accumulators added into fp32 totals every `promote` K blocks
+  // (scaled_mm's use_fast_accum = false needs it; 0: the whole K range in the wgmma accumulators).
+  int promote = 0;
 
-  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4")
+  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4"; fp8:
+  // "persistent_tma_fp8_..." and "_p<promote>")
   std::string name() const;
-  std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for (16-bit inputs)
+  std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for
   int threads() const { return 128 * (consumers + 1); }
 };
 

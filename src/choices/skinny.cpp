@@ -38,11 +38,13 @@ int out_code(DType d) { return d == DType::bf16 ? 0 : d == DType::f16 ? 1 : d ==
 
 }  // namespace
 
-std::string SkinnyConfig::name() const { return fmt::format("skinny_{}x{}_st{}", bn, bk, stages); }
+std::string SkinnyConfig::name() const {
+  return fmt::format("skinny_{}{}x{}_st{}", in_bytes == 1 ? "fp8_" : "", bn, bk, stages);
+}
 
 std::size_t SkinnyConfig::smem_bytes(int mp, bool a_k_major) const {
-  const std::size_t tile_b = static_cast<std::size_t>(bn) * bk * 2;
-  const std::size_t tile_a = static_cast<std::size_t>(a_k_major ? mp : 64) * bk * 2;
+  const std::size_t tile_b = static_cast<std::size_t>(bn) * bk * in_bytes;
+  const std::size_t tile_a = static_cast<std::size_t>(a_k_major ? mp : 128 / in_bytes) * bk * in_bytes;
   const std::size_t ring = stages * (tile_b + tile_a);
   const std::size_t red = 4 * static_cast<std::size_t>(mp) * (bn + kRedPad);
   return 1024 + std::max(ring, red) + 2 * static_cast<std::size_t>(stages) * 8;
@@ -55,6 +57,8 @@ std::size_t SkinnyConfig::smem_bytes(int mp, bool a_k_major) const {
 const std::vector<SkinnyConfig>& skinny_configs() {
   static const std::vector<SkinnyConfig> table = {
       {128, 64, 4}, {128, 64, 8}, {256, 64, 5}, {64, 64, 12}, {128, 128, 4},
+      // FP8 (scaled_mm): the same shapes in bytes (block K 128 fp8 = one 128-byte swizzle slab).
+      {128, 128, 4, 1}, {128, 128, 8, 1}, {256, 128, 5, 1}, {64, 128, 12, 1}, {128, 256, 4, 1},
   };
   return table;
 }
@@ -81,11 +85,23 @@ int64_t skinny_k_split(int64_t k, const SkinnyConfig& c, int splits) {
 }
 
 std::string skinny_can_implement(const GemmProblem& p, const SkinnyConfig& c, int splits, int cast) {
-  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
-    return fmt::format("op {} is not handled by the skinny template yet", to_string(p.op));
-  if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
-    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
-                       to_string(p.b.dtype));
+  if (c.in_bytes == 1) {
+    if (p.op != Op::scaled_mm) return "an fp8 config takes scaled_mm only";
+    // NOTE: fp8 wgmma reads both operands K-major (validation enforces torch's layout rule for scaled_mm).
+    if (p.a.major() != Major::row || p.b.major() != Major::col)
+      return "fp8 operands must be K-major (a row-major, b column-major)";
+    // Two-level accumulation doubles the fp32 registers: 4 fragments of 64 x 64 would need 256 a thread.
+    if (!p.fast_accum && c.bn / 64 * skinny_padded_m(p.m) > 128)
+      return fmt::format("two-level accumulation (use_fast_accum = false) of {} columns x {} padded rows needs more "
+                         "than 255 registers a thread",
+                         c.bn, skinny_padded_m(p.m));
+  } else {
+    if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
+      return fmt::format("op {} is not handled by the 16-bit skinny configs", to_string(p.op));
+    if ((p.a.dtype != DType::bf16 && p.a.dtype != DType::f16) || p.a.dtype != p.b.dtype)
+      return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                         to_string(p.b.dtype));
+  }
   if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
   if (p.m > kMaxRows) return fmt::format("M = {} is above {} (the template is for few rows)", p.m, kMaxRows);
@@ -148,9 +164,11 @@ int skinny_heuristic_splits(const GemmProblem& p, const SkinnyConfig& c, int sm_
 
 std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count, int sm_carveout) {
   if (p.m > 64) return {};
-  const auto find = [](int bn, int bk, int stages) -> const SkinnyConfig* {
+  // fp8 (scaled_mm) takes the configs of the same shapes in bytes: block K twice the elements.
+  const int in_bytes = p.op == Op::scaled_mm ? 1 : 2, kx = 2 / in_bytes;
+  const auto find = [&](int bn, int bk, int stages) -> const SkinnyConfig* {
     for (const auto& c : skinny_configs())
-      if (c.bn == bn && c.bk == bk && c.stages == stages) return &c;
+      if (c.bn == bn && c.bk == bk * kx && c.stages == stages && c.in_bytes == in_bytes) return &c;
     return nullptr;
   };
   const SkinnyConfig *wide = find(256, 64, 5), *mid = find(128, 128, 4), *narrow = find(64, 64, 12);
@@ -170,41 +188,67 @@ std::string skinny_heuristic_choice(const GemmProblem& p, int sm_count, int sm_c
 
 namespace {
 
-jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, bool f16, int out, bool a_k_major, bool b_k_major,
-                          const EpilogueSpec& epi = {}) {
+// in_a / in_b: 0 bf16, 1 f16 (both the same), 2 e4m3, 3 e5m2 (fp8 configs); promote: two-level accumulation's run
+// length in K blocks (fp8 with use_fast_accum = false), else 0.
+jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, int in_a, int in_b, int promote, int out, bool a_k_major,
+                          bool b_k_major, const EpilogueSpec& epi = {}) {
   static const char* out_names[] = {"bf16", "f16", "f32"};
+  static const char* in_names[] = {"bf16", "f16", "e4m3", "e5m2"};
+  const bool f16 = in_a == 1;
+  const std::string in_name = in_a == in_b ? in_names[in_a] : fmt::format("{}{}", in_names[in_a], in_names[in_b]);
   const KernelConfig config{"TmagemmSkinnyConfig",
                             {{int_field("kBN", c.bn), int_field("kBK", c.bk), int_field("kStages", c.stages),
                               int_field("kMP", mp)},
                              {bool_field("kF16", f16)},
+                             {int_field("kFp8A", in_a >= 2 ? in_a - 1 : 0), int_field("kFp8B", in_b >= 2 ? in_b - 1 : 0),
+                              int_field("kPromote", promote)},
                              {int_field("kOut", out)},
                              {bool_field("kAKMajor", a_k_major), bool_field("kBKMajor", b_k_major)}}};
   const SmemCheck smem{"SkinnyConfig::smem_bytes", "tmagemm::kernels::skinny_smem_bytes", c.smem_bytes(mp, a_k_major)};
-  return config_kernel_spec(fmt::format("{}_m{}_{}_{}{}_{}{}", c.name(), mp, f16 ? "f16" : "bf16",
-                                        a_k_major ? 'r' : 'c', b_k_major ? 'c' : 'r', out_names[out], epi.suffix()),
+  return config_kernel_spec(fmt::format("{}_m{}_{}_{}{}_{}{}{}", c.name(), mp, in_name, a_k_major ? 'r' : 'c',
+                                        b_k_major ? 'c' : 'r', out_names[out],
+                                        promote > 0 ? fmt::format("_p{}", promote) : std::string(), epi.suffix()),
                             "gemm_skinny.cuh", "tmagemm::kernels::gemm_skinny", config, epi, &smem);
 }
 
 bool a_k_major(const GemmProblem& p) { return p.a.major() == Major::row; }
 bool b_k_major(const GemmProblem& p) { return p.b.major() == Major::col; }
+int in_code(DType d) { return d == DType::f16 ? 1 : d == DType::e4m3 ? 2 : d == DType::e5m2 ? 3 : 0; }
+// scaled_mm without fast accumulation: the accumulators are added into fp32 totals every K block (128 fp8 elements,
+// CUTLASS's and DeepGEMM's interval).
+int promote_of(const GemmProblem& p) { return p.op == Op::scaled_mm && !p.fast_accum ? 1 : 0; }
 
 }  // namespace
 
 jit::KernelSpec skinny_spec(const GemmProblem& p, const SkinnyConfig& c) {
-  return make_spec(c, skinny_padded_m(p.m), p.a.dtype == DType::f16, out_code(p.out.dtype), a_k_major(p),
-                   b_k_major(p), epilogue_spec(p));
+  return make_spec(c, skinny_padded_m(p.m), in_code(p.a.dtype), in_code(p.b.dtype), promote_of(p),
+                   out_code(p.out.dtype), a_k_major(p), b_k_major(p), epilogue_spec(p));
 }
 
 std::vector<jit::KernelSpec> skinny_all_specs() {
   std::vector<jit::KernelSpec> specs;
   for (const auto& c : skinny_configs())
-    for (int mp : {32, 64})
-      for (bool f16 : {false, true})
+    for (int mp : {32, 64}) {
+      if (c.in_bytes == 1) {  // fp8: K-major, e4m3 x e4m3 fast and two-level (where it fits); mixed pairs on bf16
+        for (int out : {0, 1, 2})
+          for (int promote : {0, 1})
+            if (promote == 0 || c.bn / 64 * mp <= 128) specs.push_back(make_spec(c, mp, 2, 2, promote, out, true, true));
+        specs.push_back(make_spec(c, mp, 2, 3, 0, 0, true, true));
+        specs.push_back(make_spec(c, mp, 3, 2, 0, 0, true, true));
+        continue;
+      }
+      for (int in : {0, 1})
         for (int out : {0, 1, 2})
           for (bool ak : {true, false})
-            for (bool bk : {true, false}) specs.push_back(make_spec(c, mp, f16, out, ak, bk));
+            for (bool bk : {true, false}) specs.push_back(make_spec(c, mp, in, in, 0, out, ak, bk));
+    }
   for (const EpilogueSpec& e : epilogue_samples())  // addmm: a sample of epilogues on the first config
-    specs.push_back(make_spec(skinny_configs().front(), 32, false, 0, true, false, e));
+    specs.push_back(make_spec(skinny_configs().front(), 32, 0, 0, 0, 0, true, false, e));
+  for (const auto& c : skinny_configs())  // scaled_mm's epilogues on the first fp8 config
+    if (c.in_bytes == 1) {
+      for (const EpilogueSpec& e : scaled_mm_epilogue_samples()) specs.push_back(make_spec(c, 32, 2, 2, 1, 0, true, true, e));
+      break;
+    }
   return specs;
 }
 
@@ -213,29 +257,35 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   if (sm_carveout > 0)
     if (auto r = skinny_carveout_reason(p, c, splits, runtime::device_info(p.device).sm_count, sm_carveout); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", skinny_choice_name(c, splits, cast), r));
-  static KernelCache<std::tuple<const SkinnyConfig*, int, DType, DType, bool, bool, int, int>> loaded;
+  static KernelCache<std::tuple<const SkinnyConfig*, int, DType, DType, DType, int, bool, bool, int, int>> loaded;
   const int mp = skinny_padded_m(p.m);
   const bool ak = a_k_major(p), bk = b_k_major(p);
   const std::size_t smem = c.smem_bytes(mp, ak);
-  const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.out.dtype, ak, bk, p.device, epilogue_spec(p).code()},
+  const CUfunction fn = loaded.get({&c, mp, p.a.dtype, p.b.dtype, p.out.dtype, promote_of(p), ak, bk, p.device,
+                                    epilogue_spec(p).code()},
                                    p.device, smem,
                                    [&] { return skinny_spec(p, c); });
-  const auto type = p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  // fp8 elements are loaded as bytes (the wgmma instruction names their type).
+  const auto type = c.in_bytes == 1          ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                    : p.a.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                              : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const std::size_t elem = static_cast<std::size_t>(c.in_bytes);
+  const uint32_t row_elems = static_cast<uint32_t>(128 / elem);  // one 128-byte swizzled row
   // No L2 promotion: with 256-byte promotion on B's 128-byte box rows the kernel streamed B 8-13 % slower
   // (runtime::l2_promotion; measured with A and B both without it).
   const auto promotion = [](const Operand& o) {
     return runtime::l2_promotion(row_alignment_bytes(o), CU_TENSOR_MAP_L2_PROMOTION_NONE);
   };
   const CUtensorMap map_a =
-      ak ? runtime::encode_sw128_3d(p.a.data, type, 2, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride, 64,
-                                    mp / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)")
-         : runtime::encode_sw128_3d(p.a.data, type, 2, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
-                                    c.bk / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)");
+      ak ? runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride,
+                                    row_elems, mp / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)")
+         : runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride,
+                                    row_elems, c.bk / cast, promotion(p.a), "cuTensorMapEncodeTiled(skinny a)");
   const CUtensorMap map_b =
-      bk ? runtime::encode_sw128_3d(p.b.data, type, 2, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride, 64, c.bn,
-                                    promotion(p.b), "cuTensorMapEncodeTiled(skinny b)")
-         : runtime::encode_sw128_3d(p.b.data, type, 2, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
-                                    promotion(p.b), "cuTensorMapEncodeTiled(skinny b)");
+      bk ? runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride,
+                                    row_elems, c.bn, promotion(p.b), "cuTensorMapEncodeTiled(skinny b)")
+         : runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride,
+                                    row_elems, c.bk, promotion(p.b), "cuTensorMapEncodeTiled(skinny b)");
   SkinnyParamsHost sp{static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
                       static_cast<int>(skinny_k_split(p.k, c, splits)), splits, cast};
   EpilogueParamsHost ep = epilogue_params(p);

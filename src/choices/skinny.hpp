@@ -16,7 +16,8 @@ namespace tmagemm::choices {
 
 struct SkinnyConfig {
   int bn, bk, stages;
-  std::string name() const;  // e.g. "skinny_128x64_st4"
+  int in_bytes = 2;  // 2: bf16/f16 inputs; 1: fp8 (scaled_mm: K-major A and B)
+  std::string name() const;  // e.g. "skinny_128x64_st4", "skinny_fp8_128x128_st4"
   // Dynamic shared memory of the kernel for `mp` padded rows (kernels/gemm_skinny.cuh: 1 KiB of alignment slack,
   // the larger of the TMA ring and the fp32 reduction tile, the ring's barriers). An M-major A takes 64 columns a
   // stage whatever mp is.

@@ -137,8 +137,6 @@ class Workspace {
 
 void run(const GemmProblem& p, const Options& o) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  if (p.op == Op::scaled_mm)
-    throw Error(ErrorCode::unsupported, fmt::format("{} is not implemented yet", to_string(p.op)));
   DeviceGuard device(p.device);
   if (p.k == 0) {
     if (choices::epilogue_spec(p).identity())

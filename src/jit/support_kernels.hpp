@@ -11,9 +11,9 @@
 
 namespace tmagemm::jit {
 
-KernelSpec fill_random_spec(DType dtype);                             // bf16, f16, f32
+KernelSpec fill_random_spec(DType dtype);                             // bf16, f16, e4m3, e5m2, f32
 // 16-bit in; bf16, f16 or f32 out; the epilogue as epilogue_only_spec takes it (empty: none).
-KernelSpec reference_samples_spec(DType in_dtype, DType out_dtype, const std::string& epilogue_config = {},
+KernelSpec reference_samples_spec(DType a_dtype, DType b_dtype, DType out_dtype, const std::string& epilogue_config = {},
                                   const std::string& epilogue_suffix = {});
 KernelSpec gather_samples_spec(DType out_dtype);
 KernelSpec zero_strided_spec(std::size_t element_bytes);              // 2 or 4

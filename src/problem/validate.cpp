@@ -364,7 +364,11 @@ GemmProblem build(const Inputs& in) {
       invalid(fmt::format("scaled_mm: b must be column-major (K contiguous: stride 1 along K), got {} with "
                           "strides {}",
                           sizes_str(b), strides_str(b)));
-    if (k % 16 != 0) invalid(fmt::format("scaled_mm: K = {} must be a multiple of 16", k));
+    // torch._scaled_mm's rule (16-byte rows of fp8 for the TMA/cuBLASLt kernels): K and N divisible by 16.
+    if (k % 16 != 0) invalid(fmt::format("scaled_mm: K = {} must be divisible by 16", k));
+    if (n % 16 != 0) invalid(fmt::format("scaled_mm: N = {} must be divisible by 16", n));
+    if (in.bias && out.dtype == DType::f32)
+      invalid("scaled_mm: bias is not supported with an f32 output (torch._scaled_mm's rule)");
     const TensorView& sa = *in.scale_a;
     const TensorView& sb = *in.scale_b;
     const bool single_a = sa.sizes[0] == 1 && sa.sizes[1] == 1, single_b = sb.sizes[0] == 1 && sb.sizes[1] == 1;

@@ -81,7 +81,7 @@ ScratchInput scratch_input(const Operand& o, int64_t batch, int device, uint64_t
 // The reference kernel for a problem: its epilogue stage (addmm) applied to the reference values too.
 jit::KernelSpec check_reference_spec(const GemmProblem& p) {
   const choices::EpilogueSpec epi = choices::epilogue_spec(p);
-  return jit::reference_samples_spec(p.a.dtype, p.out.dtype, epi.render(), epi.suffix());
+  return jit::reference_samples_spec(p.a.dtype, p.b.dtype, p.out.dtype, epi.render(), epi.suffix());
 }
 
 // Positions sampled for the accuracy check, the fp64 reference there, and the floor: what an fp32-accumulated GEMM
@@ -232,10 +232,30 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   GemmProblem sp = p;
   sp.a = scratch_a.operand;
   sp.b = scratch_b.operand;
-  std::optional<ScratchInput> scratch_bias;  // addmm: the bias too (its values may be NaN; out may alias it)
-  if (p.op == Op::addmm && p.bias_kind != BiasKind::none) {
+  // addmm, scaled_mm: the bias too (its values may be NaN; out may alias it).
+  std::optional<ScratchInput> scratch_bias;
+  if ((p.op == Op::addmm || p.op == Op::scaled_mm) && p.bias_kind != BiasKind::none) {
     scratch_bias.emplace(scratch_input(p.bias, 1, p.device, 0x63, stream));
     sp.bias = scratch_bias->operand;
+  }
+  // scaled_mm: scratch scales (1 value each, or M and N), random values like the inputs.
+  std::optional<ScratchInput> scratch_scale_a, scratch_scale_b;
+  if (p.op == Op::scaled_mm) {
+    const bool rowwise = p.scale_kind == ScaleKind::rowwise;
+    auto vector = [](const float* data, int64_t n) {
+      Operand o;
+      o.data = data;
+      o.dtype = DType::f32;
+      o.rows = 1;
+      o.cols = n;
+      o.row_stride = n;
+      o.col_stride = 1;
+      return o;
+    };
+    scratch_scale_a.emplace(scratch_input(vector(p.scale_a, rowwise ? p.m : 1), 1, p.device, 0x64, stream));
+    scratch_scale_b.emplace(scratch_input(vector(p.scale_b, rowwise ? p.n : 1), 1, p.device, 0x65, stream));
+    sp.scale_a = static_cast<const float*>(scratch_scale_a->operand.data);
+    sp.scale_b = static_cast<const float*>(scratch_scale_b->operand.data);
   }
   sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
   std::size_t ws_bytes = 0;
@@ -406,7 +426,10 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
 double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduced_precision_reduction, int samples) {
   const double unit = p.out.dtype == DType::bf16 ? 0x1p-8 : p.out.dtype == DType::f16 ? 0x1p-11 : 0x1p-24;
   const double floor_term = kFloorFactor * floor_error;
-  const double accumulation = kAccumulationSlack * 0x1p-24 * static_cast<double>(p.k);
+  // fp8 with use_fast_accum: the tensor core keeps fewer bits than fp32 across its K steps (docs/perf-notes.md, FP8).
+  const double accumulation = p.op == Op::scaled_mm && p.fast_accum
+                                  ? kFastAccumSlack * static_cast<double>(p.k) / 32.0
+                                  : kAccumulationSlack * 0x1p-24 * static_cast<double>(p.k);
   const double few_samples = unit * std::sqrt(2.0 / std::max(samples, 1));
   const double bound = std::sqrt(floor_term * floor_term + accumulation * accumulation + few_samples * few_samples);
   return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;

@@ -91,6 +91,7 @@ class OpsErrors : public ::testing::Test {
         {"explain_mm", [this, o] { explain_mm(a, b, out, o); }},
         {"explain_addmm", [this, o] { explain_addmm(bias, a, b, out, 1.0f, 1.0f, Activation::none, o); }},
         {"explain_bmm", [this, o] { explain_bmm(ba, bb, bout, o); }},
+        {"explain_scaled_mm", [this, o] { explain_scaled_mm(fa, fb, sa, sb, nullptr, out, false, o); }},
     };
   }
 };

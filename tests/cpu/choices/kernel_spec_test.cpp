@@ -41,7 +41,8 @@ TEST(KernelSpec, RendersOneDeclarationPerLineThenTheEpilogueAndTheCheck) {
             "static_assert(dev::smem<Cfg>() == 1024, \"smem size drift\");\n");
 }
 
-// The texts below are those the backends rendered before they shared the renderer: the kernel cache's keys hash them.
+// The texts below are those the backends rendered before they shared the renderer (plus the fp8 fields, 0 for 16-bit
+// inputs): the kernel cache's keys hash them.
 TEST(KernelSpec, PersistentTmaTextIsUnchanged) {
   const TmaConfig& c = persistent_tma_configs().front();  // 128x256x64, 4 stages, 2 consumers, direct stores
   const jit::KernelSpec s = persistent_tma_spec(problem(4096, 4096, 4096), c);
@@ -56,6 +57,7 @@ TEST(KernelSpec, PersistentTmaTextIsUnchanged) {
             "  static constexpr int kClusterM = 1, kClusterN = 1;\n"
             "  static constexpr bool kStoreTma = false;\n"
             "  static constexpr bool kAKMajor = true, kBKMajor = true, kF16 = false;\n"
+            "  static constexpr int kFp8A = 0, kFp8B = 0, kPromote = 0;\n"
             "  static constexpr int kOut = 0, kProducerRegs = 40, kConsumerRegs = 232;\n"
             "  static constexpr bool kTrace = false;\n"
             "  using Epi = tmagemm::kernels::Epilogue<-1, 0, false>;\n"
@@ -71,6 +73,7 @@ TEST(KernelSpec, SkinnyTextIsUnchanged) {
             fmt::format("struct TmagemmSkinnyConfig {{\n"
                         "  static constexpr int kBN = 128, kBK = 64, kStages = 4, kMP = 32;\n"
                         "  static constexpr bool kF16 = false;\n"
+                        "  static constexpr int kFp8A = 0, kFp8B = 0, kPromote = 0;\n"
                         "  static constexpr int kOut = 0;\n"
                         "  static constexpr bool kAKMajor = true, kBKMajor = true;\n"
                         "  using Epi = tmagemm::kernels::Epilogue<-1, 0, false>;\n"

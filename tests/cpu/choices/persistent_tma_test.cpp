@@ -75,5 +75,49 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
   EXPECT_EQ(n224, 2 * 4 * 2);  // {bf16, f16} x four layouts x {bf16, f16} out
 }
 
+// scaled_mm problems: fp8 A (M x K row-major) and B (K x N column-major), bf16 out, tensorwise scales.
+GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k, bool fast_accum) {
+  GemmProblem p = problem(m, n, k, true);
+  p.op = Op::scaled_mm;
+  p.a.dtype = p.b.dtype = DType::e4m3;
+  p.a.row_stride = k;
+  p.b.col_stride = k;
+  p.scale_kind = ScaleKind::tensorwise;
+  p.fast_accum = fast_accum;
+  return p;
+}
+
+TEST(PersistentTmaHost, Fp8ConfigsTakeScaledMmAndTwoLevelAccumulationNeedsPromotion) {
+  int fp8 = 0, two_level = 0;
+  for (const auto& c : persistent_tma_configs()) {
+    const std::string fast = persistent_tma_can_implement(fp8_problem(4096, 4096, 4096, true), c, hopper());
+    const std::string slow = persistent_tma_can_implement(fp8_problem(4096, 4096, 4096, false), c, hopper());
+    const std::string mm = persistent_tma_can_implement(problem(4096, 4096, 4096, true), c, hopper());
+    if (c.in_bytes == 2) {
+      EXPECT_EQ(fast, "scaled_mm takes the fp8 configs") << c.name();
+      EXPECT_EQ(mm, "") << c.name();
+      continue;
+    }
+    ++fp8;
+    EXPECT_EQ(c.name().rfind("persistent_tma_fp8_", 0), 0u) << c.name();
+    EXPECT_EQ(mm, "an fp8 config takes scaled_mm with fp8 inputs only") << c.name();
+    EXPECT_EQ(fast, "") << c.name();  // any fp8 config may run fast accumulation
+    if (c.promote > 0) {
+      ++two_level;
+      EXPECT_EQ(slow, "") << c.name();
+      EXPECT_NE(c.name().find("_p"), std::string::npos) << c.name();
+    } else {
+      EXPECT_EQ(slow, "use_fast_accum = false needs two-level accumulation (a config with promote > 0)") << c.name();
+    }
+  }
+  EXPECT_GE(fp8, 4);
+  EXPECT_GE(two_level, 2);
+  // The fp8 variants compile K-major only and name their input types.
+  int e4m3 = 0;
+  for (const auto& s : persistent_tma_all_specs())
+    if (s.name.find("_e4m3_rc_") != std::string::npos) ++e4m3;
+  EXPECT_GE(e4m3, fp8);
+}
+
 }  // namespace
 }  // namespace tmagemm::choices

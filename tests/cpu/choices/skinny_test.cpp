@@ -52,7 +52,10 @@ TEST(SkinnyHost, TakesDecodeShapesInEveryLayout) {
     for (const auto& c : skinny_configs())
       for (int s : skinny_splits())
         for (int k : skinny_casts())
-          if (s * k <= 8) EXPECT_EQ(skinny_can_implement(p, c, s, k), "") << c.name() << " split " << s << " cast " << k;
+          if (s * k <= 8 && c.in_bytes == 2)
+            EXPECT_EQ(skinny_can_implement(p, c, s, k), "") << c.name() << " split " << s << " cast " << k;
+          else if (s * k <= 8)
+            EXPECT_EQ(skinny_can_implement(p, c, s, k), "an fp8 config takes scaled_mm only") << c.name();
   }
 }
 
@@ -60,8 +63,8 @@ TEST(SkinnyHost, RefusesWithReasons) {
   const SkinnyConfig& c = config(128, 64, 4);
   EXPECT_NE(skinny_can_implement(problem(65, 4096, 4096), c, 1).find("M = 65 is above 64"), std::string::npos);
   GemmProblem p = problem(16, 4096, 4096);
-  p.op = Op::scaled_mm;
-  EXPECT_NE(skinny_can_implement(p, c, 1).find("scaled_mm"), std::string::npos);
+  p.op = Op::scaled_mm;  // the fp8 configs take it
+  EXPECT_NE(skinny_can_implement(p, c, 1).find("not handled by the 16-bit skinny configs"), std::string::npos);
   p.op = Op::addmm;  // through the epilogue stage
   EXPECT_EQ(skinny_can_implement(p, c, 1), "");
   p = problem(16, 4096, 4096);
@@ -96,8 +99,9 @@ TEST(SkinnyHost, SharedMemoryIsRingOrReductionTile) {
   EXPECT_EQ(c.smem_bytes(64, true), 1024u + 4 * (128 * 64 + 64 * 64) * 2 + 8 * 8);
   EXPECT_EQ(c.smem_bytes(32, true), 1024u + 4 * (128 * 64 + 32 * 64) * 2 + 8 * 8);
   EXPECT_EQ(c.smem_bytes(32, false), c.smem_bytes(64, true));  // an M-major A is loaded 64 columns wide
-  for (const auto& k : skinny_configs())
-    EXPECT_LE(k.smem_bytes(64, false), test_support::fake_h200().smem_per_block_optin) << k.name();
+  for (const auto& k : skinny_configs())  // (fp8 takes a K-major A only: an M-major one is never launched)
+    EXPECT_LE(k.smem_bytes(64, k.in_bytes == 2 ? false : true), test_support::fake_h200().smem_per_block_optin)
+        << k.name();
 }
 
 TEST(SkinnyHost, HeuristicSplitsCoverFourFifthsOfTheSms) {
@@ -126,12 +130,20 @@ TEST(SkinnyHost, ChoicesAndVariantsAreUnique) {
   for (const auto& c : choices) {
     names.insert(c->name());
     EXPECT_STREQ(c->backend(), "skinny");
-    EXPECT_EQ(c->can_implement(problem(16, 4096, 4096), test_support::fake_h200()), "") << c->name();
+    const bool fp8 = skinny_config_of(*c)->in_bytes == 1;
+    EXPECT_EQ(c->can_implement(problem(16, 4096, 4096), test_support::fake_h200()),
+              fp8 ? "an fp8 config takes scaled_mm only" : "")
+        << c->name();
   }
   EXPECT_EQ(names.size(), choices.size());
   const auto specs = skinny_all_specs();
-  EXPECT_EQ(specs.size(), skinny_configs().size() * 2 /*mp*/ * 2 /*dtype*/ * 3 /*out*/ * 2 /*a*/ * 2 /*b*/ +
-                              epilogue_samples().size());
+  std::size_t configs16 = 0, fp8_specs = 0;
+  for (const auto& c : skinny_configs()) configs16 += c.in_bytes == 2;
+  for (const auto& s : specs) fp8_specs += s.name.rfind("skinny_fp8_", 0) == 0;
+  EXPECT_EQ(specs.size() - fp8_specs, configs16 * 2 /*mp*/ * 2 /*dtype*/ * 3 /*out*/ * 2 /*a*/ * 2 /*b*/ +
+                                          epilogue_samples().size());
+  // fp8: per config and padded M, 3 outputs fast + those two-level fits, 2 mixed pairs; the scaled_mm samples.
+  EXPECT_GE(fp8_specs, (skinny_configs().size() - configs16) * 2 * 5 + scaled_mm_epilogue_samples().size());
   std::set<std::string> spec_names;
   for (const auto& s : specs) spec_names.insert(s.name);
   EXPECT_EQ(spec_names.size(), specs.size());
@@ -168,6 +180,7 @@ TEST(SkinnyHost, CarveoutRefusesGridsAboveTheSmsLeft) {
     int splits = 0;
     const SkinnyConfig* cfg = skinny_config_of(*choice, &splits);
     ASSERT_NE(cfg, nullptr);
+    if (cfg->in_bytes == 1) continue;  // fp8 configs refuse a bf16 mm
     const std::string reason = choice->can_implement(p, test_support::fake_h200());
     if (skinny_grid_ctas(p, *cfg, splits) > 120) {
       ++refused;
@@ -180,7 +193,8 @@ TEST(SkinnyHost, CarveoutRefusesGridsAboveTheSmsLeft) {
   EXPECT_GT(refused, 0);
   EXPECT_GT(taken, 0);  // 256x64 unsplit: 56 CTAs
   for (const auto& choice : skinny_backend().enumerate(p, test_support::fake_h200(), Options::defaults_only()))
-    EXPECT_EQ(choice->can_implement(p, test_support::fake_h200()), "") << choice->name();
+    if (skinny_config_of(*choice)->in_bytes == 2)
+      EXPECT_EQ(choice->can_implement(p, test_support::fake_h200()), "") << choice->name();
 }
 
 TEST(SkinnyHost, HeuristicKeepsToTheSmsACarveoutLeaves) {

@@ -500,7 +500,22 @@ TEST_F(ProblemScaledMm, KMultipleOf16) {
   TensorView a24 = TensorView::contiguous(dev0(0), DType::e4m3, {64, 24});
   TensorView b24 = TensorView::contiguous(dev0(MB), DType::e4m3, {48, 24}).t();
   EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(a24, b24, sa, sb, nullptr, out, false), ErrorCode::invalid_argument,
-                       "scaled_mm: K = 24 must be a multiple of 16");
+                       "scaled_mm: K = 24 must be divisible by 16");
+}
+
+TEST_F(ProblemScaledMm, NMultipleOf16) {
+  TensorView b40 = TensorView::contiguous(dev0(MB), DType::e4m3, {40, 32}).t();
+  TensorView out40 = TensorView::contiguous(dev0(2 * MB), DType::bf16, {64, 40});
+  EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(fa, b40, sa, sb, nullptr, out40, false), ErrorCode::invalid_argument,
+                       "scaled_mm: N = 40 must be divisible by 16");
+}
+
+TEST_F(ProblemScaledMm, NoBiasWithF32Output) {
+  TensorView bias = TensorView::contiguous(dev0(5 * MB), DType::bf16, {1, 48});
+  TensorView o32 = TensorView::contiguous(dev0(2 * MB), DType::f32, {64, 48});
+  EXPECT_TMAGEMM_ERROR(make_scaled_mm_problem(fa, fb, sa, sb, &bias, o32, false), ErrorCode::invalid_argument,
+                       "scaled_mm: bias is not supported with an f32 output");
+  EXPECT_NO_THROW(make_scaled_mm_problem(fa, fb, sa, sb, nullptr, o32, false));
 }
 
 TEST_F(ProblemScaledMm, InvalidScalingConfiguration) {
