@@ -426,10 +426,11 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
 double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduced_precision_reduction, int samples) {
   const double unit = p.out.dtype == DType::bf16 ? 0x1p-8 : p.out.dtype == DType::f16 ? 0x1p-11 : 0x1p-24;
   const double floor_term = kFloorFactor * floor_error;
-  // fp8 with use_fast_accum: the tensor core keeps fewer bits than fp32 across its K steps (docs/perf-notes.md, FP8).
-  const double accumulation = p.op == Op::scaled_mm && p.fast_accum
-                                  ? kFastAccumSlack * static_cast<double>(p.k) / 32.0
-                                  : kAccumulationSlack * 0x1p-24 * static_cast<double>(p.k);
+  // fp8: the tensor core keeps fewer bits than fp32 across its K steps, over the whole K range with use_fast_accum,
+  // over one two-level run (at most 8 steps of 32) without (benchmark.hpp, kFastAccumSlack).
+  const double accumulation = p.op != Op::scaled_mm ? kAccumulationSlack * 0x1p-24 * static_cast<double>(p.k)
+                              : p.fast_accum        ? kFastAccumSlack * static_cast<double>(p.k) / 32.0
+                                                    : kFastAccumSlack * 8.0;
   const double few_samples = unit * std::sqrt(2.0 / std::max(samples, 1));
   const double bound = std::sqrt(floor_term * floor_term + accumulation * accumulation + few_samples * few_samples);
   return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;

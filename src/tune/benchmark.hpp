@@ -39,9 +39,10 @@ struct Tuned {  // the outcome of one benchmark
 inline constexpr int kCheckSamples = 2048;
 inline constexpr double kFloorFactor = 1.2;
 inline constexpr double kAccumulationSlack = 0.125;
-// scaled_mm with use_fast_accum: the K term is kFastAccumSlack * K / 32 instead: per 32-element wgmma K step a
-// relative 2^-13 (the fp8 tensor-core accumulation keeps ~14 bits, as DeepSeek-V3's report measured; twice that as
-// slack), adding up linearly (its truncation is biased).
+// scaled_mm: the fp8 tensor-core accumulation keeps ~14 bits (DeepSeek-V3's report measured it; twice that, 2^-13, as
+// slack per 32-element wgmma K step). With use_fast_accum the K term is kFastAccumSlack * K / 32 (the steps' errors
+// taken as adding up linearly); with two-level accumulation it is kFastAccumSlack * 8: the relative error of one run
+// of at most 8 steps, which the fp32 totals do not compound (run errors of random sign add up like the sum itself).
 inline constexpr double kFastAccumSlack = 0x1p-13;
 inline constexpr double kReducedPrecisionFactor = 3.0;
 double accuracy_bound(const GemmProblem& problem, double floor_error, bool allow_reduced_precision_reduction,

@@ -10,6 +10,7 @@
 #include "choices/persistent_tma.hpp"
 #include "cpu/test_support.hpp"
 #include "tmagemm/error.hpp"
+#include "tune/benchmark.hpp"
 #include "tune/tuner.hpp"
 #include "tune/tuning_db.hpp"
 
@@ -297,6 +298,36 @@ TEST_F(Tuner, KeyNamesDeviceShapeTypesLayoutsAndAlignment) {
   EXPECT_NE(k1.find("bf16.bf16->bf16"), std::string::npos) << k1;
   p.a.data = reinterpret_cast<const void*>(0x7f0000000002);  // misaligned base: another alignment class
   EXPECT_NE(tuning_key(p, h200()), k1);
+}
+
+}  // namespace
+}  // namespace tmagemm::tune
+
+namespace tmagemm::tune {
+namespace {
+
+// The accuracy bound (benchmark.hpp): mm's K term is negligible beside a 16-bit rounding; scaled_mm's fp8
+// accumulation term grows with K under use_fast_accum and stays one run's worth with two-level accumulation.
+TEST(AccuracyBound, Fp8AccumulationTerms) {
+  GemmProblem mm = test_support::fake_mm_problem(256, 256, 16384);
+  const double floor = 1.6e-3, samples = 2048;
+  const double mm_bound = accuracy_bound(mm, floor, false, samples);
+  EXPECT_NEAR(mm_bound, 1.2 * floor, 1e-4);
+  GemmProblem fp8 = mm;
+  fp8.op = Op::scaled_mm;
+  fp8.a.dtype = fp8.b.dtype = DType::e4m3;
+  fp8.fast_accum = false;
+  const double slow = accuracy_bound(fp8, floor, false, samples);
+  EXPECT_GT(slow, mm_bound);
+  EXPECT_LT(slow, 1.15 * mm_bound);  // beside a bf16 rounding, one run's error adds little (1.12x)
+  fp8.k = 1024;
+  EXPECT_DOUBLE_EQ(accuracy_bound(fp8, floor, false, samples), slow);  // independent of K
+  fp8.fast_accum = true;
+  const double fast_1k = accuracy_bound(fp8, floor, false, samples);
+  fp8.k = 16384;
+  const double fast_16k = accuracy_bound(fp8, floor, false, samples);
+  EXPECT_GT(fast_16k, 10 * fast_1k / 2);
+  EXPECT_GT(fast_16k, slow);
 }
 
 }  // namespace
