@@ -77,13 +77,18 @@ struct Row {
   int runs = 0;
   bool bandwidth = false;
   std::size_t itemsize = 2;
+  std::size_t out_itemsize = 0;  // the output's element size when it differs from the inputs' (scaled_mm: 2)
   bool unfused = false;  // addmm: the row also times the unfused pair (cuBLASLt mm, then bias + activation kernel)
+  bool show_epilogue = false;  // the table has an epilogue column (suites with per-row epilogues: addmm, fp8)
   std::optional<double> unfused_ms;
   int unfused_algo = -1;
   std::vector<double> unfused_trials_ms;  // as baseline_trials_ms, for the pair with each mm algorithm
 
   double flops() const { return 2.0 * batch * m * n * k; }
-  double bytes() const { return static_cast<double>(itemsize) * batch * (m * k + k * n + m * n); }
+  double bytes() const {
+    const double out = static_cast<double>(out_itemsize ? out_itemsize : itemsize);
+    return static_cast<double>(batch) * (static_cast<double>(itemsize) * (m * k + k * n) + out * m * n);
+  }
   static std::optional<double> per_s(std::optional<double> ms, double amount, double unit) {
     if (!ms || *ms <= 0) return std::nullopt;
     return amount / (*ms * 1e-3) / unit;
@@ -344,6 +349,9 @@ std::string short_message(const std::string& s, std::size_t max = 300) {
   return text;
 }
 
+// Suites whose rows each name their own epilogue (a table column, and the geomean names its lowest row).
+bool per_row_epilogues(const Suite& suite) { return suite.report_unfused || suite.op == "scaled_mm"; }
+
 // The identifying fields of a result row (shape, layout, op, epilogue), before anything is measured.
 Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row;
@@ -352,6 +360,7 @@ Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   row.layout = shape.layout;
   row.epilogue = shape.epilogue.empty() ? suite.epilogue : shape.epilogue;
   row.unfused = suite.report_unfused;
+  row.show_epilogue = per_row_epilogues(suite);
   row.note = shape.note;
   row.batch = shape.batch;
   row.m = shape.m;
@@ -373,6 +382,118 @@ void launch_bias_act(Context& ctx, CUfunction fn, int vec, void* out, const void
   cfg.hStream = reinterpret_cast<CUstream>(ctx.stream);
   if (total > 0 && runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr) != CUDA_SUCCESS)
     throw std::runtime_error("bias + activation kernel launch failed");
+}
+
+// The measuring half of a row, shared by every op: heat, the baseline's trial (and the unfused pair's), then the
+// interleaved timing of tmagemm (`ours`, null when it failed), the chosen baseline algorithm and the unfused pair.
+// `good_algos` are the baseline algorithms that passed the check (indices for `run_algo`, of `algo_count`);
+// `base_problem` / `unfused_problem`, when not empty, mark the row as an error. Fills the row's times.
+void measure(Context& ctx, Row& row, const std::function<void()>& ours, const std::vector<int>& good_algos,
+             const std::function<void(int)>& run_algo, int algo_count, const std::string& base_problem,
+             const std::vector<int>& good_unfused = {}, const std::function<void(int)>& run_unfused = {},
+             int unfused_count = 0, const std::string& unfused_problem = {}) {
+  // Heat: tmagemm and cuBLASLt (and the unfused pair) back to back for kHeatMs, so that the trial and the timing
+  // below both run on a card in the sustained, power-capped state of a loop of GEMMs. (Measured on H200,
+  // docs/perf-notes.md: the SM clock drops from 1980 to ~1450 MHz within 50 ms of load and dips further ~0.8 s in;
+  // the CPU checks above leave it idle long enough to recover. A trial on the recovered card timed the first
+  // algorithm up to 10 % fast and chose it.)
+  const auto heat_start = std::chrono::steady_clock::now();
+  while ((ours || !good_algos.empty() || !good_unfused.empty()) &&
+         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - heat_start).count() < kHeatMs) {
+    for (int r = 0; r < 4; ++r) {
+      flush_l2(ctx);
+      if (ours) ours();
+      flush_l2(ctx);
+      if (!good_algos.empty()) run_algo(good_algos.front());
+      if (!good_unfused.empty()) {
+        flush_l2(ctx);
+        run_unfused(good_unfused.front());
+      }
+    }
+    cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
+  }
+  // The trial: interleaved rounds over the algorithms (the first to run rotating), >= kTrialRounds rounds and
+  // >= kTrialMs of wall time; the lowest median wins. Fills `trials_ms` (one entry per heuristic algorithm, -1: did
+  // not run) and returns the winner.
+  auto trial = [&](const std::vector<int>& good, const std::function<void(int)>& run, int algo_count,
+                   std::vector<double>& trials_ms) {
+    std::vector<std::vector<float>> t(good.size());
+    const auto trial_start = std::chrono::steady_clock::now();
+    for (int r = 0; r < kMaxTrialRounds; ++r) {
+      if (r >= kTrialRounds &&
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - trial_start).count() >= kTrialMs)
+        break;
+      for (std::size_t f = 0; f < good.size(); ++f) {
+        const std::size_t j = (f + static_cast<std::size_t>(r)) % good.size();
+        t[j].push_back(timed_run(ctx, [&] { run(good[j]); }));
+      }
+    }
+    double best = INFINITY;
+    int winner = -1;
+    trials_ms.assign(static_cast<std::size_t>(algo_count), -1.0);
+    for (std::size_t j = 0; j < good.size(); ++j) {
+      trials_ms[static_cast<std::size_t>(good[j])] = median(t[j]);
+      if (median(t[j]) < best) {
+        best = median(t[j]);
+        winner = good[j];
+      }
+    }
+    return winner;
+  };
+  std::function<void()> base, unfused;
+  if (!good_algos.empty()) {
+    row.baseline_algo = trial(good_algos, run_algo, algo_count, row.baseline_trials_ms);
+    base = [&, algo = row.baseline_algo] { run_algo(algo); };
+  }
+  if (!good_unfused.empty()) {
+    row.unfused_algo = trial(good_unfused, run_unfused, unfused_count, row.unfused_trials_ms);
+    unfused = [&, algo = row.unfused_algo] { run_unfused(algo); };
+  }
+  for (const std::string& problem : {base_problem, unfused_problem}) {
+    if (problem.empty()) continue;
+    if (row.status == "ok") row.status = "error";
+    row.error = row.error.empty() ? problem : row.error + "; " + problem;
+  }
+
+  // The timed sides: tmagemm, the cuBLASLt baseline, and for addmm rows the unfused pair (both of its launches
+  // between the events).
+  struct Side {
+    std::function<void()> fn;
+    std::vector<float> t;
+    double sum = 0;
+  };
+  std::vector<Side> sides = {{ours, {}, 0}, {base, {}, 0}};
+  if (row.unfused) sides.push_back({unfused, {}, 0});
+  if (std::none_of(sides.begin(), sides.end(), [](const Side& s) { return static_cast<bool>(s.fn); })) return;
+
+  // Warm-up, then interleaved timing (rotating which side goes first: with two sides, alternating).
+  for (int w = 0; w < kWarmupRuns; ++w)
+    for (Side& side : sides)
+      if (side.fn) side.fn();
+  cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
+  if (ctx.interleave) {
+    for (int r = 0; r < kMaxRuns; ++r) {
+      const bool enough_runs = r >= ctx.reps;
+      const bool enough_time =
+          std::all_of(sides.begin(), sides.end(), [](const Side& s) { return !s.fn || s.sum >= kMinTimedMs; });
+      if (enough_runs && enough_time) break;
+      for (std::size_t q = 0; q < sides.size(); ++q) {
+        Side& side = sides[(q + static_cast<std::size_t>(r)) % sides.size()];
+        if (side.fn) side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
+      }
+      row.runs = r + 1;
+    }
+  } else {
+    for (Side& side : sides) {
+      int r = 0;
+      for (; side.fn && r < kMaxRuns && (r < ctx.reps || side.sum < kMinTimedMs); ++r)
+        side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
+      row.runs = std::max(row.runs, r);
+    }
+  }
+  if (sides[0].fn) row.ours_ms = median(sides[0].t);
+  if (sides[1].fn) row.base_ms = median(sides[1].t);
+  if (row.unfused && sides[2].fn) row.unfused_ms = median(sides[2].t);
 }
 
 // Benchmarks one mm or addmm row. Throws only for failures that leave nothing to record (e.g. out of memory).
@@ -574,108 +695,189 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     }
   }
 
-  // Heat: tmagemm and cuBLASLt (and the unfused pair) back to back for kHeatMs, so that the trial and the timing
-  // below both run on a card in the sustained, power-capped state of a loop of GEMMs. (Measured on H200,
-  // docs/perf-notes.md: the SM clock drops from 1980 to ~1450 MHz within 50 ms of load and dips further ~0.8 s in;
-  // the CPU checks above leave it idle long enough to recover. A trial on the recovered card timed the first
-  // algorithm up to 10 % fast and chose it.)
-  const auto heat_start = std::chrono::steady_clock::now();
-  while ((ours || !good_algos.empty() || !good_unfused.empty()) &&
-         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - heat_start).count() < kHeatMs) {
-    for (int r = 0; r < 4; ++r) {
-      flush_l2(ctx);
-      if (ours) ours();
-      flush_l2(ctx);
-      if (!good_algos.empty()) run_algo(good_algos.front());
-      if (!good_unfused.empty()) {
-        flush_l2(ctx);
-        run_unfused(good_unfused.front());
-      }
-    }
-    cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
+  measure(ctx, row, ours, good_algos, run_algo, lt ? lt->algo_count() : 0, base_problem, good_unfused, run_unfused,
+          lt_mm ? lt_mm->algo_count() : 0, unfused_problem);
+  return row;
+}
+
+// fp8 byte -> float, exactly (e4m3: bias 7, 0x7f / 0xff NaN, no infinities; e5m2: bias 15, IEEE-like).
+float fp8_to_float(std::uint8_t v, DType t) {
+  const bool e4 = t == DType::e4m3;
+  const int mbits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+  const int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1);
+  if ((e4 && e == 15 && m == 7) || (!e4 && e == 31)) return NAN;
+  const float f = e == 0 ? std::ldexp(static_cast<float>(m), 1 - bias - mbits)
+                         : std::ldexp(static_cast<float>((1 << mbits) + m), e - bias - mbits);
+  return (v & 0x80) ? -f : f;
+}
+
+// Fixed-seed normal values rounded to the nearest finite fp8 value of `t`, never zero: scaled_mm's inputs are filled
+// by cycling through them.
+std::vector<std::uint8_t> make_fp8_pool(DType t) {
+  std::vector<std::pair<float, std::uint8_t>> grid;  // finite non-zero values, sorted
+  for (int v = 0; v < 256; ++v) {
+    const float f = fp8_to_float(static_cast<std::uint8_t>(v), t);
+    if (std::isfinite(f) && f != 0.0f) grid.push_back({f, static_cast<std::uint8_t>(v)});
   }
-  // The trial: interleaved rounds over the algorithms (the first to run rotating), >= kTrialRounds rounds and
-  // >= kTrialMs of wall time; the lowest median wins. Fills `trials_ms` (one entry per heuristic algorithm, -1: did
-  // not run) and returns the winner.
-  auto trial = [&](const std::vector<int>& good, const std::function<void(int)>& run, int algo_count,
-                   std::vector<double>& trials_ms) {
-    std::vector<std::vector<float>> t(good.size());
-    const auto trial_start = std::chrono::steady_clock::now();
-    for (int r = 0; r < kMaxTrialRounds; ++r) {
-      if (r >= kTrialRounds &&
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - trial_start).count() >= kTrialMs)
-        break;
-      for (std::size_t f = 0; f < good.size(); ++f) {
-        const std::size_t j = (f + static_cast<std::size_t>(r)) % good.size();
-        t[j].push_back(timed_run(ctx, [&] { run(good[j]); }));
-      }
+  std::sort(grid.begin(), grid.end());
+  std::mt19937_64 rng(20261201);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<std::uint8_t> pool(kPoolSize);
+  for (auto& v : pool) {
+    const float x = normal(rng);
+    auto it = std::lower_bound(grid.begin(), grid.end(), std::make_pair(x, std::uint8_t{0}));
+    if (it == grid.end()) --it;
+    if (it != grid.begin() && x - (it - 1)->first < it->first - x) --it;
+    v = it->second;
+  }
+  return pool;
+}
+
+// Benchmarks one scaled_mm row (fp8 suite): e4m3 A (M,K) row-major and B (K,N) column-major, bf16 out, scales
+// tensorwise (one value each) or rowwise (M and N values), fast or two-level accumulation as the epilogue names
+// ("tensorwise+fast", "rowwise", ...; "+bias" adds a bf16 bias (N)). Baseline: cuBLASLt's FP8 matmul with the same
+// scale mode and accumulation, best of its top heuristic algorithms.
+Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
+  const DType in = DType::e4m3, out_t = DType::bf16;
+  Row row = row_for(suite, shape, in);
+  row.itemsize = 1;
+  row.out_itemsize = itemsize(out_t);
+  row.flush = ctx.flush_read ? "read" : "write";
+  const bool rowwise = row.epilogue.find("rowwise") != std::string::npos;
+  const bool fast = row.epilogue.find("+fast") != std::string::npos;
+  const bool with_bias = row.epilogue.find("+bias") != std::string::npos;
+  if (shape.layout != "rc") throw std::invalid_argument("scaled_mm rows take A row-major and B column-major (rc)");
+  const int64_t M = shape.m, N = shape.n, K = shape.k;
+  static const std::vector<std::uint8_t> pool = make_fp8_pool(in);
+  auto fill = [&](std::vector<std::uint8_t>& dst, std::size_t offset) {
+    for (std::size_t done = 0; done < dst.size();) {
+      offset %= pool.size();
+      const std::size_t n = std::min(dst.size() - done, pool.size() - offset);
+      std::memcpy(dst.data() + done, pool.data() + offset, n);
+      done += n;
+      offset += n;
     }
-    double best = INFINITY;
-    int winner = -1;
-    trials_ms.assign(static_cast<std::size_t>(algo_count), -1.0);
-    for (std::size_t j = 0; j < good.size(); ++j) {
-      trials_ms[static_cast<std::size_t>(good[j])] = median(t[j]);
-      if (median(t[j]) < best) {
-        best = median(t[j]);
-        winner = good[j];
-      }
-    }
-    return winner;
   };
-  std::function<void()> base, unfused;
-  if (!good_algos.empty()) {
-    row.baseline_algo = trial(good_algos, run_algo, lt->algo_count(), row.baseline_trials_ms);
-    base = [&, algo = row.baseline_algo] { run_algo(algo); };
-  }
-  if (!good_unfused.empty()) {
-    row.unfused_algo = trial(good_unfused, run_unfused, lt_mm->algo_count(), row.unfused_trials_ms);
-    unfused = [&, algo = row.unfused_algo] { run_unfused(algo); };
-  }
-  for (const std::string& problem : {base_problem, unfused_problem}) {
-    if (problem.empty()) continue;
-    if (row.status == "ok") row.status = "error";
-    row.error = row.error.empty() ? problem : row.error + "; " + problem;
+  std::vector<std::uint8_t> ha(static_cast<std::size_t>(M * K)), hb(static_cast<std::size_t>(N * K));  // B as N x K
+  fill(ha, 0);
+  fill(hb, kPoolSize / 2);
+  std::mt19937 srng(static_cast<std::uint32_t>(M * 31 + N * 7 + K));
+  std::uniform_real_distribution<float> scale_dist(0.5f, 2.0f);
+  std::vector<float> hsa(static_cast<std::size_t>(rowwise ? M : 1)), hsb(static_cast<std::size_t>(rowwise ? N : 1));
+  for (auto& v : hsa) v = scale_dist(srng);
+  for (auto& v : hsb) v = scale_dist(srng);
+  std::vector<std::uint16_t> hbias(static_cast<std::size_t>(with_bias ? N : 0));
+  for (auto& v : hbias) v = float_to_16bit(out_t, scale_dist(srng) - 1.25f);
+  DeviceBuffer da(ha.size()), db(hb.size()), dsa(hsa.size() * 4), dsb(hsb.size() * 4), dbias(hbias.size() * 2);
+  DeviceBuffer dc_ours(static_cast<std::size_t>(M * N) * 2), dc_base(static_cast<std::size_t>(M * N) * 2);
+  cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
+  cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
+  cuda_check(cudaMemcpy(dsa.get(), hsa.data(), dsa.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(scale_a)");
+  cuda_check(cudaMemcpy(dsb.get(), hsb.data(), dsb.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(scale_b)");
+  if (with_bias)
+    cuda_check(cudaMemcpy(dbias.get(), hbias.data(), dbias.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(bias)");
+  cuda_check(cudaMemset(dc_ours.get(), 0xff, dc_ours.bytes()), "cudaMemset(out)");  // NaN: unwritten fails the check
+  cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
+
+  const TensorView a = TensorView::contiguous(da.get(), in, {M, K}, ctx.device);
+  const TensorView b = TensorView::contiguous(db.get(), in, {N, K}, ctx.device).t();
+  const TensorView sa = TensorView::contiguous(dsa.get(), DType::f32, {rowwise ? M : 1, 1}, ctx.device);
+  const TensorView sb = TensorView::contiguous(dsb.get(), DType::f32, {1, rowwise ? N : 1}, ctx.device);
+  const TensorView bias = TensorView::contiguous(dbias.get(), out_t, {1, N}, ctx.device);
+  const TensorView out = TensorView::contiguous(dc_ours.get(), out_t, {M, N}, ctx.device);
+  const TensorView* bias_arg = with_bias ? &bias : nullptr;
+
+  std::function<void()> ours = [&] { tmagemm::scaled_mm(a, b, sa, sb, bias_arg, out, fast, ctx.options); };
+  try {
+    ours();
+    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::scaled_mm (synchronize)");
+    for (const ChoiceReport& c : tmagemm::explain_scaled_mm(a, b, sa, sb, bias_arg, out, fast, ctx.options).choices)
+      if (c.selected) row.choice = c.name;
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.error = e.what();
+    ours = nullptr;
   }
 
-  // The timed sides: tmagemm, the cuBLASLt baseline, and for addmm rows the unfused pair (both of its launches
-  // between the events).
-  struct Side {
-    std::function<void()> fn;
-    std::vector<float> t;
-    double sum = 0;
-  };
-  std::vector<Side> sides = {{ours, {}, 0}, {base, {}, 0}};
-  if (row.unfused) sides.push_back({unfused, {}, 0});
-  if (std::none_of(sides.begin(), sides.end(), [](const Side& s) { return static_cast<bool>(s.fn); })) return row;
-
-  // Warm-up, then interleaved timing (rotating which side goes first: with two sides, alternating).
-  for (int w = 0; w < kWarmupRuns; ++w)
-    for (Side& side : sides)
-      if (side.fn) side.fn();
-  cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
-  if (ctx.interleave) {
-    for (int r = 0; r < kMaxRuns; ++r) {
-      const bool enough_runs = r >= ctx.reps;
-      const bool enough_time =
-          std::all_of(sides.begin(), sides.end(), [](const Side& s) { return !s.fn || s.sum >= kMinTimedMs; });
-      if (enough_runs && enough_time) break;
-      for (std::size_t q = 0; q < sides.size(); ++q) {
-        Side& side = sides[(q + static_cast<std::size_t>(r)) % sides.size()];
-        if (side.fn) side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
+  std::unique_ptr<CublasLtMatmul> lt;
+  std::vector<int> algos;
+  std::string base_problem;
+  Fp8Baseline spec;
+  spec.a = spec.b = in;
+  spec.out = spec.bias_dtype = out_t;
+  spec.scale_a = static_cast<const float*>(dsa.get());
+  spec.scale_b = static_cast<const float*>(dsb.get());
+  spec.rowwise = rowwise;
+  spec.fast_accum = fast;
+  try {
+    lt = std::make_unique<CublasLtMatmul>(in, M, N, K, parse_layout("rc"), ctx.workspace.get(),
+                                          ctx.workspace.bytes(), kBaselineAlgos, 0, da.get(), db.get(),
+                                          dc_base.get(), with_bias ? dbias.get() : nullptr, Activation::none, &spec);
+    for (int i = 0; i < lt->algo_count(); ++i) {
+      try {
+        lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream);
+        cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
+        algos.push_back(i);
+      } catch (const std::exception&) {
+        // this algorithm does not run; try the next
       }
-      row.runs = r + 1;
     }
-  } else {
-    for (Side& side : sides) {
-      int r = 0;
-      for (; side.fn && r < kMaxRuns && (r < ctx.reps || side.sum < kMinTimedMs); ++r)
-        side.sum += side.t.emplace_back(timed_run(ctx, side.fn));
-      row.runs = std::max(row.runs, r);
+    if (algos.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+  } catch (const std::exception& e) {
+    algos.clear();
+    base_problem = std::string("cuBLASLt FP8: ") + e.what();
+  }
+  auto run_algo = [&](int i) { lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream); };
+
+  // Correctness: each algorithm against the CPU reference on sampled elements (fp64 over the decoded fp8 values, then
+  // the scales and the bias); tmagemm against the first good algorithm's whole output (or the samples).
+  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 1000003 + N * 1009 + K));
+  std::vector<std::pair<int64_t, int64_t>> samples = {{0, 0}, {M - 1, N - 1}, {M - 1, 0}, {0, N - 1}};
+  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
+  while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) samples.emplace_back(ri(rng), rj(rng));
+  std::vector<double> ref;
+  for (auto [i, j] : samples) {
+    double acc = 0;
+    for (int64_t kk = 0; kk < K; ++kk)
+      acc += static_cast<double>(fp8_to_float(ha[static_cast<std::size_t>(i * K + kk)], in)) *
+             fp8_to_float(hb[static_cast<std::size_t>(j * K + kk)], in);
+    acc *= static_cast<double>(hsa[rowwise ? i : 0]) * hsb[rowwise ? j : 0];
+    if (with_bias) acc += from_16bit(out_t, hbias[static_cast<std::size_t>(j)]);
+    ref.push_back(acc);
+  }
+  auto sampled = [&](const std::vector<std::uint16_t>& h) {
+    std::vector<double> got;
+    for (auto [i, j] : samples) got.push_back(from_16bit(out_t, h[static_cast<std::size_t>(i * N + j)]));
+    return got;
+  };
+  std::vector<std::uint16_t> h_ours, h_base, h_algo(static_cast<std::size_t>(M * N));
+  std::vector<int> good_algos;
+  for (int i : algos) {
+    cuda_check(cudaMemsetAsync(dc_base.get(), 0xff, dc_base.bytes(), ctx.stream), "cudaMemsetAsync(out)");
+    run_algo(i);
+    cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
+    cuda_check(cudaMemcpy(h_algo.data(), dc_base.get(), dc_base.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+    const double e = rel_frobenius(sampled(h_algo), ref);
+    if (!(e <= kTolerance)) {
+      base_problem = fmt::format("cuBLASLt algorithm {} disagrees with the CPU reference (rel err {:.3g})", i, e);
+      continue;
+    }
+    good_algos.push_back(i);
+    if (h_base.empty()) h_base = h_algo;
+  }
+  if (!good_algos.empty()) base_problem.clear();
+  if (ours) {
+    h_ours.resize(static_cast<std::size_t>(M * N));
+    cuda_check(cudaMemcpy(h_ours.data(), dc_ours.get(), dc_ours.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+    row.rel_err = !h_base.empty() ? rel_frobenius(out_t, h_ours, h_base) : rel_frobenius(sampled(h_ours), ref);
+    if (!(*row.rel_err <= kTolerance)) {
+      row.status = "FAIL";
+      row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
+                              !h_base.empty() ? "cuBLASLt" : "CPU reference on sampled elements", kTolerance);
+      return row;
     }
   }
-  if (sides[0].fn) row.ours_ms = median(sides[0].t);
-  if (sides[1].fn) row.base_ms = median(sides[1].t);
-  if (row.unfused && sides[2].fn) row.unfused_ms = median(sides[2].t);
+  measure(ctx, row, ours, good_algos, run_algo, lt ? lt->algo_count() : 0, base_problem);
   return row;
 }
 
@@ -688,13 +890,13 @@ std::string num(std::optional<double> v, const char* f = "{:.1f}") {
 
 void print_header(const Suite& suite) {
   fmt::print("{:<18} {:<6}", "shape (MxNxK)", "layout");
-  if (suite.report_unfused) fmt::print(" {:<14}", "epilogue");
+  if (per_row_epilogues(suite)) fmt::print(" {:<15}", "epilogue");
   fmt::print(" {:>10} {:>10} {:>7}", "tmagemm", "cuBLASLt", "ratio");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "unfused", "ratio_u");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "tm TB/s", "cu TB/s");
   fmt::print("  {:<9} {:<8} {}\n", "rel_err", "status", "choice");
   fmt::print("{:<18} {:<6}", "", "");
-  if (suite.report_unfused) fmt::print(" {:<14}", "");
+  if (per_row_epilogues(suite)) fmt::print(" {:<15}", "");
   fmt::print(" {:>10} {:>10} {:>7}", "TFLOP/s", "TFLOP/s", "");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "TFLOP/s", "");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "", "");
@@ -705,7 +907,7 @@ void print_row(const Row& r) {
   const std::string shape =
       r.batch > 1 ? fmt::format("{}x{}x{}x{}", r.batch, r.m, r.n, r.k) : fmt::format("{}x{}x{}", r.m, r.n, r.k);
   fmt::print("{:<18} {:<6}", shape, r.layout);
-  if (r.unfused) fmt::print(" {:<14}", r.epilogue);
+  if (r.show_epilogue) fmt::print(" {:<15}", r.epilogue);
   fmt::print(" {:>10} {:>10} {:>7}", num(r.ours_tflops()), num(r.base_tflops()), num(r.ratio(), "{:.3f}"));
   if (r.unfused) fmt::print(" {:>10} {:>7}", num(r.unfused_tflops()), num(r.ratio_unfused(), "{:.3f}"));
   if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
@@ -820,7 +1022,7 @@ int run_bench(const BenchOptions& opt) {
     for (const BenchShape& shape : suite.shapes) {
       Row row;
       try {
-        row = bench_mm(ctx, suite, shape, dtype);
+        row = suite.op == "scaled_mm" ? bench_scaled_mm(ctx, suite, shape) : bench_mm(ctx, suite, shape, dtype);
       } catch (const std::exception& e) {
         row = row_for(suite, shape, dtype);
         row.status = "error";
@@ -839,31 +1041,45 @@ int run_bench(const BenchOptions& opt) {
 
     // The geometric mean of a ratio over the rows that have it; suites with the unfused pair (per-row epilogues)
     // also name their lowest row.
-    auto geomean_line = [&](const char* against, std::optional<double> (Row::*ratio)() const) {
-      const char* what = suite.report_unfused ? "rows" : "shapes";
+    // `only` (when set) restricts it to the rows whose epilogue it accepts, named `subset` in the line.
+    auto geomean_line = [&](const char* against, std::optional<double> (Row::*ratio)() const,
+                            const std::function<bool(const Row&)>& only = {}, const std::string& subset = {}) {
+      const bool per_row = per_row_epilogues(suite);
+      const char* what = per_row ? "rows" : "shapes";
       double log_sum = 0;
       int counted = 0;
+      std::size_t considered = 0;
       const Row* lowest = nullptr;
-      for (const Row& r : rows)
+      for (const Row& r : rows) {
+        if (only && !only(r)) continue;
+        ++considered;
         if (auto q = (r.*ratio)()) {
           log_sum += std::log(*q);
           ++counted;
           if (!lowest || *q < *(lowest->*ratio)()) lowest = &r;
         }
+      }
+      const std::string name = subset.empty() ? suite.name : suite.name + ", " + subset;
       if (counted == 0) {
-        fmt::print("geomean ratio tmagemm/{} ({}): - (no {} has both numbers)\n", against, suite.name,
-                   suite.report_unfused ? "row" : "shape");
+        fmt::print("geomean ratio tmagemm/{} ({}): - (no {} has both numbers)\n", against, name,
+                   per_row ? "row" : "shape");
         return;
       }
-      fmt::print("geomean ratio tmagemm/{} ({}): {:.3f} over {} of {} {}", against, suite.name,
-                 std::exp(log_sum / counted), counted, rows.size(), what);
-      if (suite.report_unfused)
+      fmt::print("geomean ratio tmagemm/{} ({}): {:.3f} over {} of {} {}", against, name,
+                 std::exp(log_sum / counted), counted, considered, what);
+      if (per_row)
         fmt::print("; lowest {:.3f} ({}x{}x{} {} {})", *(lowest->*ratio)(), lowest->m, lowest->n, lowest->k,
                    lowest->layout, lowest->epilogue);
       fmt::print("\n");
     };
     geomean_line("cuBLASLt", &Row::ratio);
     if (suite.report_unfused) geomean_line("unfused", &Row::ratio_unfused);
+    if (suite.op == "scaled_mm") {  // the targets are per accumulation mode
+      const auto fast = [](const Row& r) { return r.epilogue.find("+fast") != std::string::npos; };
+      geomean_line("cuBLASLt", &Row::ratio, fast, "fast accumulation");
+      geomean_line("cuBLASLt", &Row::ratio, [&](const Row& r) { return !fast(r); }, "two-level accumulation");
+      geomean_line("cuBLASLt", &Row::ratio, [](const Row& r) { return r.m <= 64; }, "decode rows");
+    }
 
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const Row& r : rows) j.push_back(to_json(r));

@@ -21,6 +21,9 @@ cudaDataType_t cuda_type(DType dtype) {
   switch (dtype) {
     case DType::bf16: return CUDA_R_16BF;
     case DType::f16: return CUDA_R_16F;
+    case DType::f32: return CUDA_R_32F;
+    case DType::e4m3: return CUDA_R_8F_E4M3;
+    case DType::e5m2: return CUDA_R_8F_E5M2;
     default: throw std::invalid_argument(std::string("cuBLASLt baseline: unsupported dtype ") + to_string(dtype));
   }
 }
@@ -50,10 +53,35 @@ cublasLtHandle_t cublaslt_handle() {
 
 CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                                std::size_t workspace_bytes, int max_algos, int64_t lda, const void* a,
-                               const void* b, const void* c, const void* bias, Activation act)
+                               const void* b, const void* c, const void* bias, Activation act,
+                               const Fp8Baseline* fp8)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
-  const cudaDataType_t type = cuda_type(dtype);
+  if (fp8 && (layout.a_col || !layout.b_col))
+    throw std::invalid_argument("cuBLASLt FP8 baseline: A must be row-major and B column-major (layout rc)");
+  const cudaDataType_t type = cuda_type(fp8 ? fp8->out : dtype);
+  // cuBLASLt's A is our B and its B our A (below): their fp8 types and scales swap too.
+  const cudaDataType_t type_a = fp8 ? cuda_type(fp8->b) : type, type_b = fp8 ? cuda_type(fp8->a) : type;
   lt_check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  if (fp8) {
+    const float* sa = fp8->scale_b;  // cuBLASLt's A = our B
+    const float* sb = fp8->scale_a;
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa),
+             "set A_SCALE_POINTER");
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb),
+             "set B_SCALE_POINTER");
+    if (fp8->rowwise) {
+      // NOTE: cublasLt.h, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F: one fp32 scale per row of op(A) (m values:
+      // our N columns) and per column of op(B) (n values: our M rows).
+      const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
+               "set A_SCALE_MODE");
+      lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
+               "set B_SCALE_MODE");
+    }
+    const int8_t fast = fp8->fast_accum ? 1 : 0;
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+             "set FAST_ACCUM");
+  }
   // Column-major view: C^T (N x M, ld N) = op(B_mem) (N x K) * op(A_mem) (K x M).
   // Our B row-major (K x N, ld N) is B^T column-major (N x K, ld N): no transpose.
   // Our B col-major (K x N, ld K) is B column-major (K x N, ld K): transpose.
@@ -74,20 +102,21 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   if (bias) {
     lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
              "set BIAS_POINTER");
-    const int32_t bias_type = type;  // the bias has the output's dtype (cuBLASLt's default, said explicitly)
+    // The bias has the output's dtype (cuBLASLt's default, said explicitly); FP8: the given bias dtype.
+    const int32_t bias_type = fp8 ? cuda_type(fp8->bias_dtype) : type;
     lt_check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type),
              "set BIAS_DATA_TYPE");
   }
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
   if (layout.b_col)
-    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(k), u(n), k), "layout A (our B, column-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(k), u(n), k), "layout A (our B, column-major)");
   else
-    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type, u(n), u(k), n), "layout A (our B, row-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(n), u(k), n), "layout A (our B, row-major)");
   if (lda == 0) lda = layout.a_col ? m : k;
   if (layout.a_col)
-    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(m), u(k), lda), "layout B (our A, column-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type_b, u(m), u(k), lda), "layout B (our A, column-major)");
   else
-    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type, u(k), u(m), lda), "layout B (our A, row-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type_b, u(k), u(m), lda), "layout B (our A, row-major)");
   lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), n), "layout C");
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -97,7 +126,7 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   // NOTE: the heuristic assumes 256-byte-aligned matrices unless told otherwise; an algorithm picked under
   // that assumption refuses (or misreads) a less aligned pointer or leading dimension.
-  const std::size_t es = itemsize(dtype);
+  const std::size_t es = fp8 ? 1 : itemsize(dtype), es_out = fp8 ? itemsize(fp8->out) : es;
   const int64_t ldb = layout.b_col ? k : n;
   auto align = [](const void* p, int64_t ld_bytes) {
     uint64_t x = reinterpret_cast<std::uintptr_t>(p) | static_cast<uint64_t>(ld_bytes) | 256u;
@@ -106,8 +135,8 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(b, ldb * static_cast<int64_t>(es))},  // our B
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(a, lda * static_cast<int64_t>(es))},  // our A
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, n * static_cast<int64_t>(es))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, n * static_cast<int64_t>(es))}};
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, n * static_cast<int64_t>(es_out))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, n * static_cast<int64_t>(es_out))}};
   for (const auto& [attr, bytes] : alignments)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
   algos_.resize(static_cast<std::size_t>(max_algos));

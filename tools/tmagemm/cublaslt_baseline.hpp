@@ -19,6 +19,15 @@ namespace tmagemm::cli {
 // One cuBLASLt handle for the process (created on first use).
 cublasLtHandle_t cublaslt_handle();
 
+// scaled_mm's FP8 baseline: e4m3/e5m2 A (row-major) and B (column-major), the out dtype, fp32 scales (one each, or
+// M and N values with `rowwise`), cuBLASLt's fast accumulation flag, and an optional bias (N values of bias_dtype).
+struct Fp8Baseline {
+  DType a = DType::e4m3, b = DType::e4m3, out = DType::bf16, bias_dtype = DType::bf16;
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
+  bool rowwise = false, fast_accum = false;
+};
+
 class CublasLtMatmul {
  public:
   // Row-major C = A @ B is computed as column-major C^T = B^T A^T: cuBLASLt's "A" is our B and its "B"
@@ -29,10 +38,12 @@ class CublasLtMatmul {
   // GELU_BIAS (the tanh approximation: Activation::gelu_tanh), or RELU / GELU without a bias. A per-column bias of
   // row-major C is a per-row bias of the column-major C^T that cuBLASLt computes: its bias vector of m = N
   // values. Other activations throw std::invalid_argument (cuBLASLt has no epilogue for them).
+  // With `fp8` (layout "rc" only): torch._scaled_mm's product, out = (A @ B) * scale_a * scale_b (+ bias), through
+  // cuBLASLt's scale pointers (rowwise: its outer-vector scale mode) and its FAST_ACCUM flag; `dtype` is then unused.
   CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                  std::size_t workspace_bytes, int max_algos = 4, int64_t lda = 0, const void* a = nullptr,
                  const void* b = nullptr, const void* c = nullptr, const void* bias = nullptr,
-                 Activation act = Activation::none);
+                 Activation act = Activation::none, const Fp8Baseline* fp8 = nullptr);
   ~CublasLtMatmul();
   CublasLtMatmul(const CublasLtMatmul&) = delete;
   CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;

@@ -48,13 +48,25 @@ std::vector<Suite> make_suites() {
   misaligned.shapes.push_back({1, 4096, 6144, 4096, "rr", "A = buffer[:, 1:4097] of a 4096 x 4104 buffer (QKV)", 8, 1});
   s.push_back(misaligned);
 
-  // fp8 (scaled_mm, e4m3 in, bf16 out, tensorwise and rowwise scales): A row-major, B column-major.
+  // fp8 (scaled_mm, e4m3 in, bf16 out): A row-major, B column-major (torch's layout rule); each shape with tensorwise
+  // and rowwise scales, each with fast (use_fast_accum) and two-level accumulation. The decode rows (M <= 64) also
+  // report TB/s.
   Suite fp8{"fp8", "scaled_mm", "e4m3", {}};
-  fp8.implemented = false;
-  fp8.epilogue = "tensorwise|rowwise";
-  for (auto x : {BenchShape{1, 8192, 8192, 8192, "rc", ""}, BenchShape{1, 4096, 14336, 4096, "rc", ""},
-                 BenchShape{1, 128, 8192, 8192, "rc", ""}, BenchShape{1, 4096, 4096, 14336, "rc", ""}})
-    fp8.shapes.push_back(x);
+  fp8.epilogue = "tensorwise+fast|tensorwise|rowwise+fast|rowwise";
+  fp8.report_bandwidth = true;
+  std::vector<BenchShape> fp8_shapes = {
+      {1, 8192, 8192, 8192, "rc", "square"},          {1, 4096, 14336, 4096, "rc", "Llama-3-8B MLP up"},
+      {1, 4096, 4096, 14336, "rc", "Llama-3-8B MLP down"}, {1, 8192, 28672, 8192, "rc", "Llama-3-70B MLP up"},
+      {1, 128, 8192, 8192, "rc", "small batch"},      {1, 3000, 5008, 1024, "rc", "ragged (N = 5000 is refused: torch._scaled_mm needs N divisible by 16)"}};
+  for (int64_t m : {1, 16, 64})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {28672, 8192}})
+      fp8_shapes.push_back({1, m, n, k, "rc", "decode"});
+  for (const BenchShape& x : fp8_shapes)
+    for (const char* epilogue : {"tensorwise+fast", "tensorwise", "rowwise+fast", "rowwise"}) {
+      BenchShape row = x;
+      row.epilogue = epilogue;
+      fp8.shapes.push_back(row);
+    }
   s.push_back(fp8);
 
   // addmm: bias (N) as a 1xN view, beta = alpha = 1; each shape with three epilogues, the ones cuBLASLt fuses

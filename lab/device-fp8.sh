@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# device-fp8.sh — the FP8 issue's checks in one device call, from a fresh tuning database with the carried kernel
+# cache (.carry/kcache.tgz: `tmagemm compile-check` output of the build machine) and the carried binaries
+# (.carry/bin: tmagemm, tmagemm_gpu_tests).
+#   1. the scaled_mm GPU tests ($FP8_FILTER), then a regression subset of the rest ($REST_FILTER)
+#   2. compute-sanitizer memcheck on $MEMCHECK_FILTER
+#   3. bench fp8 (+ $EXTRA_SUITES); JSON and logs to $OUT
+# Stage limits in seconds: FP8_S, REST_S, MEMCHECK_S, BENCH_S.
+set -uo pipefail
+out=${OUT:-out}
+mkdir -p "$out" /tmp/kc build/tests
+tar -C /tmp/kc -xzf .carry/kcache.tgz
+cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
+source scripts/device-lib.sh
+fresh_db /tmp/kc/kernels
+t=build/tests/tmagemm_gpu_tests
+stage() { echo "== $* ($(date +%T))"; }
+summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+if [ "${FP8_S:-150}" -gt 0 ]; then
+  stage "scaled_mm tests"
+  timeout "${FP8_S:-150}" $t --gtest_filter="${FP8_FILTER:-ScaledMm*}" > "$out/fp8-tests.txt" 2>&1; echo "rc=$?"
+  summary "$out/fp8-tests.txt"; grep -E "^\[  FAILED|Failure|error" -A4 "$out/fp8-tests.txt" | head -60
+  grep -E "^\[       OK|accuracy|err" "$out/fp8-tests.txt" | head -40
+fi
+if [ "${REST_S:-120}" -gt 0 ]; then
+  stage "regression subset"
+  timeout "${REST_S:-120}" $t --gtest_filter="${REST_FILTER:-PersistentTma.*:Skinny.*:Fallback.*:Dispatch.*:AccuracyFloor.*}" \
+    > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"
+  summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A3 "$out/gpu-tests.txt" | head -20
+fi
+if [ "${MEMCHECK_S:-90}" -gt 0 ]; then
+  stage "memcheck"
+  timeout "${MEMCHECK_S:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 $t \
+    --gtest_filter="${MEMCHECK_FILTER:-ScaledMm*}" > "$out/memcheck.txt" 2>&1
+  echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
+fi
+for s in ${SUITES:-fp8:200}; do
+  name=${s%%:*} limit=${s##*:}
+  stage "bench $name"
+  TMAGEMM_LOG=${BENCH_LOG:-} timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
+  echo "rc=$?"; rows < "$out/bench-$name.txt"
+done
+stage done
