@@ -384,6 +384,64 @@ void launch_bias_act(Context& ctx, CUfunction fn, int vec, void* out, const void
     throw std::runtime_error("bias + activation kernel launch failed");
 }
 
+// The baseline algorithms (indices 0..count-1) that run: each is launched once with `run` and awaited; one that
+// throws is left out. Throws when none runs.
+std::vector<int> runnable_algos(Context& ctx, int count, const std::function<void(int)>& run) {
+  std::vector<int> ran;
+  for (int i = 0; i < count; ++i) {
+    try {
+      run(i);
+      cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
+      ran.push_back(i);
+    } catch (const std::exception&) {
+      // this algorithm does not run; try the next
+    }
+  }
+  if (ran.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+  return ran;
+}
+
+using Sampler = std::function<std::vector<double>(const std::vector<std::uint16_t>&)>;
+
+// The algorithms of `algos` whose output (into `out`, poisoned first; downloaded into `scratch`) agrees with the CPU
+// reference `ref` at the sampled elements. `first_good` (when set) receives the first good algorithm's output;
+// `problem` says why the last bad one was left out (prefixed), and is cleared when one is good.
+std::vector<int> checked_algos(Context& ctx, const std::vector<int>& algos, const std::function<void(int)>& run,
+                               const DeviceBuffer& out, const Sampler& sampled, const std::vector<double>& ref,
+                               std::vector<std::uint16_t>& scratch, std::vector<std::uint16_t>* first_good,
+                               std::string& problem, const char* prefix) {
+  std::vector<int> good;
+  for (int i : algos) {
+    cuda_check(cudaMemsetAsync(out.get(), 0xff, out.bytes(), ctx.stream), "cudaMemsetAsync(out)");
+    run(i);
+    cuda_check(cudaStreamSynchronize(ctx.stream), "baseline (synchronize)");
+    cuda_check(cudaMemcpy(scratch.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+    const double e = rel_frobenius(sampled(scratch), ref);
+    if (!(e <= kTolerance)) {
+      problem = fmt::format("{}cuBLASLt algorithm {} disagrees with the CPU reference (rel err {:.3g})", prefix, i, e);
+      continue;
+    }
+    good.push_back(i);
+    if (first_good && first_good->empty()) *first_good = scratch;
+  }
+  if (!good.empty()) problem.clear();  // the baseline is the best of the algorithms that are right
+  return good;
+}
+
+// tmagemm's output (`out`, 16-bit) against the baseline's (`base`; empty: the CPU samples). Sets the row's rel_err;
+// false (the row marked FAIL) when it is wrong.
+bool check_ours(Row& row, DType dtype, const DeviceBuffer& out, const std::vector<std::uint16_t>& base,
+                const Sampler& sampled, const std::vector<double>& ref) {
+  std::vector<std::uint16_t> ours(out.bytes() / 2);
+  cuda_check(cudaMemcpy(ours.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
+  row.rel_err = !base.empty() ? rel_frobenius(dtype, ours, base) : rel_frobenius(sampled(ours), ref);
+  if (*row.rel_err <= kTolerance) return true;
+  row.status = "FAIL";
+  row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
+                          !base.empty() ? "cuBLASLt" : "CPU reference on sampled elements", kTolerance);
+  return false;
+}
+
 // The measuring half of a row, shared by every op: heat, the baseline's trial (and the unfused pair's), then the
 // interleaved timing of tmagemm (`ours`, null when it failed), the chosen baseline algorithm and the unfused pair.
 // `good_algos` are the baseline algorithms that passed the check (indices for `run_algo`, of `algo_count`);
@@ -578,16 +636,8 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
                                           kBaselineAlgos, lda, a_base, db.get(), dc_base.get(),
                                           epi.bias ? dbias.get() : nullptr, epi.act);
-    for (int i = 0; i < lt->algo_count(); ++i) {
-      try {
-        lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream);
-        cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
-        algos.push_back(i);
-      } catch (const std::exception&) {
-        // this algorithm does not run; try the next
-      }
-    }
-    if (algos.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+    algos = runnable_algos(ctx, lt->algo_count(),
+                           [&](int i) { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); });
   } catch (const std::exception& e) {
     algos.clear();
     base_problem = std::string("cuBLASLt: ") + e.what();
@@ -606,16 +656,8 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
       bias_act = jit::load(bias_act_spec(dtype, epi.act, vec), ctx.device, 0);
       lt_mm = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
                                                kBaselineAlgos, lda, a_base, db.get(), dc_unfused.get());
-      for (int i = 0; i < lt_mm->algo_count(); ++i) {
-        try {
-          lt_mm->run(i, a_base, db.get(), dc_unfused.get(), ctx.stream);
-          cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
-          unfused_algos.push_back(i);
-        } catch (const std::exception&) {
-          // this algorithm does not run; try the next
-        }
-      }
-      if (unfused_algos.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+      unfused_algos = runnable_algos(ctx, lt_mm->algo_count(),
+                                     [&](int i) { lt_mm->run(i, a_base, db.get(), dc_unfused.get(), ctx.stream); });
     } catch (const std::exception& e) {
       unfused_algos.clear();
       unfused_problem = std::string("unfused pair: ") + e.what();
@@ -649,51 +691,12 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     for (auto [i, j] : samples) got.push_back(from_16bit(dtype, h[static_cast<std::size_t>(i * N + j)]));
     return got;
   };
-  std::vector<std::uint16_t> h_ours, h_base, h_algo(static_cast<std::size_t>(M * N));
-  std::vector<int> good_algos;
-  for (int i : algos) {
-    cuda_check(cudaMemsetAsync(dc_base.get(), 0xff, dc_base.bytes(), ctx.stream), "cudaMemsetAsync(out)");
-    run_algo(i);
-    cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
-    cuda_check(cudaMemcpy(h_algo.data(), dc_base.get(), dc_base.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
-    const double e = rel_frobenius(sampled(h_algo), ref);
-    if (!(e <= kTolerance)) {
-      base_problem = fmt::format("cuBLASLt algorithm {} disagrees with the CPU reference (rel err {:.3g})", i, e);
-      continue;
-    }
-    good_algos.push_back(i);
-    if (h_base.empty()) h_base = h_algo;
-  }
-  if (!good_algos.empty()) base_problem.clear();  // the baseline is the best of the algorithms that are right
-  std::vector<int> good_unfused;
-  for (int i : unfused_algos) {
-    cuda_check(cudaMemsetAsync(dc_unfused.get(), 0xff, dc_unfused.bytes(), ctx.stream), "cudaMemsetAsync(out)");
-    run_unfused(i);
-    cuda_check(cudaStreamSynchronize(ctx.stream), "unfused pair (synchronize)");
-    cuda_check(cudaMemcpy(h_algo.data(), dc_unfused.get(), dc_unfused.bytes(), cudaMemcpyDeviceToHost),
-               "cudaMemcpy(out)");
-    const double e = rel_frobenius(sampled(h_algo), ref);
-    if (!(e <= kTolerance)) {
-      unfused_problem = fmt::format(
-          "unfused pair: cuBLASLt algorithm {} + bias/activation kernel disagrees with the CPU reference (rel err "
-          "{:.3g})",
-          i, e);
-      continue;
-    }
-    good_unfused.push_back(i);
-  }
-  if (!good_unfused.empty()) unfused_problem.clear();
-  if (ours) {
-    h_ours.resize(static_cast<std::size_t>(M * N));
-    cuda_check(cudaMemcpy(h_ours.data(), dc_ours.get(), dc_ours.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
-    row.rel_err = !h_base.empty() ? rel_frobenius(dtype, h_ours, h_base) : rel_frobenius(sampled(h_ours), ref);
-    if (!(*row.rel_err <= kTolerance)) {
-      row.status = "FAIL";
-      row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
-                              !h_base.empty() ? "cuBLASLt" : "CPU reference on sampled elements", kTolerance);
-      return row;  // a wrong result is a failure, not a number
-    }
-  }
+  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * N));
+  const std::vector<int> good_algos =
+      checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
+  const std::vector<int> good_unfused = checked_algos(ctx, unfused_algos, run_unfused, dc_unfused, sampled, ref, h_algo,
+                                                     nullptr, unfused_problem, "unfused pair: ");
+  if (ours && !check_ours(row, dtype, dc_ours, h_base, sampled, ref)) return row;  // wrong: a failure, not a number
 
   measure(ctx, row, ours, good_algos, run_algo, lt ? lt->algo_count() : 0, base_problem, good_unfused, run_unfused,
           lt_mm ? lt_mm->algo_count() : 0, unfused_problem);
@@ -813,16 +816,8 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
     lt = std::make_unique<CublasLtMatmul>(in, M, N, K, parse_layout("rc"), ctx.workspace.get(),
                                           ctx.workspace.bytes(), kBaselineAlgos, 0, da.get(), db.get(),
                                           dc_base.get(), with_bias ? dbias.get() : nullptr, Activation::none, &spec);
-    for (int i = 0; i < lt->algo_count(); ++i) {
-      try {
-        lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream);
-        cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
-        algos.push_back(i);
-      } catch (const std::exception&) {
-        // this algorithm does not run; try the next
-      }
-    }
-    if (algos.empty()) throw std::runtime_error("no cuBLASLt heuristic algorithm ran");
+    algos = runnable_algos(ctx, lt->algo_count(),
+                           [&](int i) { lt->run(i, da.get(), db.get(), dc_base.get(), ctx.stream); });
   } catch (const std::exception& e) {
     algos.clear();
     base_problem = std::string("cuBLASLt FP8: ") + e.what();
@@ -850,33 +845,10 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
     for (auto [i, j] : samples) got.push_back(from_16bit(out_t, h[static_cast<std::size_t>(i * N + j)]));
     return got;
   };
-  std::vector<std::uint16_t> h_ours, h_base, h_algo(static_cast<std::size_t>(M * N));
-  std::vector<int> good_algos;
-  for (int i : algos) {
-    cuda_check(cudaMemsetAsync(dc_base.get(), 0xff, dc_base.bytes(), ctx.stream), "cudaMemsetAsync(out)");
-    run_algo(i);
-    cuda_check(cudaStreamSynchronize(ctx.stream), "cuBLASLt (synchronize)");
-    cuda_check(cudaMemcpy(h_algo.data(), dc_base.get(), dc_base.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
-    const double e = rel_frobenius(sampled(h_algo), ref);
-    if (!(e <= kTolerance)) {
-      base_problem = fmt::format("cuBLASLt algorithm {} disagrees with the CPU reference (rel err {:.3g})", i, e);
-      continue;
-    }
-    good_algos.push_back(i);
-    if (h_base.empty()) h_base = h_algo;
-  }
-  if (!good_algos.empty()) base_problem.clear();
-  if (ours) {
-    h_ours.resize(static_cast<std::size_t>(M * N));
-    cuda_check(cudaMemcpy(h_ours.data(), dc_ours.get(), dc_ours.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
-    row.rel_err = !h_base.empty() ? rel_frobenius(out_t, h_ours, h_base) : rel_frobenius(sampled(h_ours), ref);
-    if (!(*row.rel_err <= kTolerance)) {
-      row.status = "FAIL";
-      row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
-                              !h_base.empty() ? "cuBLASLt" : "CPU reference on sampled elements", kTolerance);
-      return row;
-    }
-  }
+  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * N));
+  const std::vector<int> good_algos =
+      checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
+  if (ours && !check_ours(row, out_t, dc_ours, h_base, sampled, ref)) return row;
   measure(ctx, row, ours, good_algos, run_algo, lt ? lt->algo_count() : 0, base_problem);
   return row;
 }
