@@ -1,6 +1,7 @@
 // cublaslt.cpp — the cuBLASLt backend (see cublaslt.hpp): problem -> column-major cuBLASLt call (with addmm's
-// epilogue where cuBLASLt has one), per-device handles, descriptors and heuristic query (with the reduction-scheme
-// accuracy floor) at enumeration, one Choice per heuristic algorithm, launch.
+// epilogue where cuBLASLt has one, and scaled_mm's FP8 scales, scale mode, fast accumulation and bias), per-device
+// handles, descriptors and heuristic query (with the reduction-scheme accuracy floor) at enumeration, one Choice per
+// heuristic algorithm, launch.
 #include "choices/cublaslt.hpp"
 
 #include <cublasLt.h>
@@ -29,6 +30,7 @@ namespace tmagemm::choices {
 namespace {
 
 bool is_16bit_float(DType d) { return d == DType::bf16 || d == DType::f16; }
+bool is_fp8(DType d) { return d == DType::e4m3 || d == DType::e5m2; }
 
 // Largest power of two <= 256 dividing `bytes` (256 for 0).
 uint32_t alignment_of(uint64_t bytes) {
@@ -56,18 +58,108 @@ CublasLtMatrix stored(const char* name, const Operand& o, bool out_col, int64_t 
   return x;
 }
 
+// scaled_mm's input and output types against cuBLASLt's FP8 type table.
+std::string fp8_types_reason(const GemmProblem& p) {
+  if (!is_fp8(p.a.dtype) || !is_fp8(p.b.dtype))
+    return fmt::format("scaled_mm inputs must be e4m3 or e5m2 (got {} and {})", to_string(p.a.dtype),
+                       to_string(p.b.dtype));
+  // NOTE: cuBLASLt's FP8 type table (the cuBLAS documentation of cublasLtMatmul(), "See the table below when using
+  // FP8 kernels") pairs e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3 only.
+  if (p.a.dtype == DType::e5m2 && p.b.dtype == DType::e5m2)
+    return "a and b are both e5m2: cuBLASLt's FP8 type table has no e5m2 x e5m2 (scaled_mm refuses it too, torch's "
+           "rule)";
+  // NOTE: the same table: D is bf16, f16 or f32 (or an FP8 type, which tmagemm never writes).
+  if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16 && p.out.dtype != DType::f32)
+    return fmt::format("scaled_mm output dtype {} is not in cuBLASLt's FP8 type table (out must be bf16, f16 or f32)",
+                       to_string(p.out.dtype));
+  return {};
+}
+
+// scaled_mm's layouts, alignment and scales, for a problem whose operands passed the common checks.
+std::string fp8_call_reason(const GemmProblem& p) {
+  // NOTE: cuBLASLt's FP8 kernels take only "TN" on Hopper (the cuBLAS documentation of cublasLtMatmul(): "A must be
+  // transposed and B non-transposed (The "TN" format) on Ada (compute capability 8.9), Hopper (compute capability
+  // 9.0) ..."). Our a row-major and b column-major are both K-major, which is TN whichever way out is laid out.
+  if (p.a.major() != Major::row)
+    return fmt::format("a is {}-major: cuBLASLt's FP8 kernels need it K-major (row-major), the \"TN\" form of "
+                       "cublasLtMatmul",
+                       to_string(p.a.major()));
+  if (p.b.major() != Major::col)
+    return fmt::format("b is {}-major: cuBLASLt's FP8 kernels need it K-major (column-major), the \"TN\" form of "
+                       "cublasLtMatmul",
+                       to_string(p.b.major()));
+  const CublasLtCall call = cublaslt_call(p);
+  // NOTE: FP8 kernels need the matrices of "Tensor Core Usage" 16-byte aligned (the cuBLAS documentation of
+  // cublasLtMatmul(): "pointers and matrix dimension must support 16-byte alignment"): for TN, k * sizeof(A),
+  // k * sizeof(B) and m * sizeof(C) multiples of 16, every leading dimension in bytes a multiple of 16, every pointer
+  // 16-byte aligned.
+  const uint64_t out_bytes = itemsize(p.out.dtype);
+  if (call.k % 16 != 0)
+    return fmt::format("K = {} is not a multiple of 16 (cuBLASLt's FP8 kernels need 16-byte rows)", call.k);
+  if ((call.m * out_bytes) % 16 != 0)
+    return fmt::format("cuBLASLt's D (out{}) has {} rows of {} bytes = {} bytes per column, not a multiple of 16 "
+                       "(cuBLASLt's FP8 kernels need 16-byte aligned matrix dimensions)",
+                       call.swapped ? " transposed: N" : ": M", call.m, out_bytes, call.m * out_bytes);
+  const std::pair<const char*, const CublasLtMatrix*> matrices[] = {{"A", &call.a}, {"B", &call.b}, {"D", &call.c}};
+  for (const auto& [role, x] : matrices)
+    if (x->alignment < 16)
+      return fmt::format("{} (cuBLAS's {}) is only {}-byte aligned (base address and leading dimension {} x {} bytes): "
+                         "cuBLASLt's FP8 kernels need 16-byte aligned pointers and leading dimensions",
+                         x->name, role, x->alignment, x->ld, itemsize(x->dtype));
+  if (p.scale_kind == ScaleKind::none) return "scaled_mm problem without scales";
+  if (p.scale_a == nullptr || p.scale_b == nullptr) return "scaled_mm problem with a null scale pointer";
+  return cublaslt_scale_mode_reason(p.scale_kind, cublaslt_version());
+}
+
 }  // namespace
 
+int cublaslt_version() {
+  static const int version =
+      static_cast<int>(std::min<std::size_t>(cublasLtGetVersion(), static_cast<std::size_t>(CUBLAS_VERSION)));
+  return version;
+}
+
+std::string cublaslt_scale_mode_reason(ScaleKind kind, int version) {
+  if (kind != ScaleKind::rowwise) return {};
+  // NOTE: CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F (cublasLt.h, cublasLtMatmulMatrixScale_t) is new in cuBLAS 12.9
+  // (NVIDIA's cuBLAS 12.9 announcement: outer-vector FP8 scaling on Hopper); earlier headers have no such value.
+  if (version < kCublasLtOuterVectorScaleVersion)
+    return fmt::format("rowwise scales need cuBLASLt's outer-vector scale mode (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_"
+                       "32F, cuBLASLt {}.{} or later); this cuBLASLt is {}.{}",
+                       kCublasLtOuterVectorScaleVersion / 10000, kCublasLtOuterVectorScaleVersion / 100 % 100,
+                       version / 10000, version / 100 % 100);
+  return {};
+}
+
+std::string cublaslt_device_reason(const GemmProblem& p, int cc_major, int cc_minor) {
+  if (p.op != Op::scaled_mm) return {};
+  const int cc = cc_major * 10 + cc_minor;
+  // NOTE: the cuBLAS documentation's "Scaling Mode Support Overview" (narrow precision data types): tensorwise FP8
+  // scaling on compute capability 8.9+, outer-vector scaling on 9.0.
+  if (cc < 89)
+    return fmt::format("cuBLASLt's FP8 kernels need compute capability 8.9 or later (device has {}.{})", cc_major,
+                       cc_minor);
+  if (p.scale_kind == ScaleKind::rowwise && cc != 90)
+    return fmt::format("cuBLASLt documents outer-vector (rowwise) FP8 scales for compute capability 9.0 only (device "
+                       "has {}.{})",
+                       cc_major, cc_minor);
+  return {};
+}
+
 std::string cublaslt_reason_unsupported(const GemmProblem& p) {
-  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm && p.op != Op::scaled_mm)
     return fmt::format("op {} not handled by the cuBLASLt backend yet", to_string(p.op));
-  if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
-    return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
-                       to_string(p.b.dtype));
-  // NOTE: with CUBLAS_COMPUTE_32F and 16-bit A/B, cuBLASLt's C/D type is the input type or f32 (no bf16 <-> f16).
-  if (p.out.dtype != p.a.dtype && p.out.dtype != DType::f32)
-    return fmt::format("output dtype {} with {} inputs is not a cuBLASLt type combination (out must be {} or f32)",
-                       to_string(p.out.dtype), to_string(p.a.dtype), to_string(p.a.dtype));
+  if (p.op == Op::scaled_mm) {
+    if (auto r = fp8_types_reason(p); !r.empty()) return r;
+  } else {
+    if (!is_16bit_float(p.a.dtype) || p.a.dtype != p.b.dtype)
+      return fmt::format("inputs must be both bf16 or both f16 (got {} and {})", to_string(p.a.dtype),
+                         to_string(p.b.dtype));
+    // NOTE: with CUBLAS_COMPUTE_32F and 16-bit A/B, cuBLASLt's C/D type is the input type or f32 (no bf16 <-> f16).
+    if (p.out.dtype != p.a.dtype && p.out.dtype != DType::f32)
+      return fmt::format("output dtype {} with {} inputs is not a cuBLASLt type combination (out must be {} or f32)",
+                         to_string(p.out.dtype), to_string(p.a.dtype), to_string(p.a.dtype));
+  }
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)
     return "empty problem (M, N, K or batch is 0) needs no GEMM kernel";
   if (p.batch > std::numeric_limits<int32_t>::max())
@@ -90,10 +182,45 @@ std::string cublaslt_reason_unsupported(const GemmProblem& p) {
   }
   if (p.batch > 1 && p.out.batch_stride == 0)
     return "out has batch stride 0 with batch > 1 (every batch would write the same matrix)";
+  if (p.op == Op::scaled_mm)
+    if (auto r = fp8_call_reason(p); !r.empty()) return r;
   return cublaslt_epilogue_reason(p);
 }
 
+namespace {
+
+// scaled_mm's bias (N values, one per output column) through the BIAS epilogue.
+std::string fp8_bias_reason(const GemmProblem& p) {
+  if (p.bias_kind == BiasKind::none) return {};
+  if (p.bias_kind != BiasKind::row_vector)
+    return "scaled_mm's bias must be a row vector of N values (one per output column)";
+  // NOTE: the BIAS epilogue adds one value per row of D (cublasLt.h, CUBLASLT_EPILOGUE_BIAS: "Bias vector length must
+  // match matrix D rows"); D's rows are the output's columns only when out is row-major (the swapped call).
+  if (p.out.major() != Major::row)
+    return fmt::format("scaled_mm's bias has one value per output column but out is {}-major: cuBLASLt's bias "
+                       "epilogue adds one value per row of its column-major D, which is one per output row here",
+                       to_string(p.out.major()));
+  // NOTE: the bias vector must be packed (cublasLt.h, CUBLASLT_EPILOGUE_BIAS: "stride between vector elements is 1").
+  if (p.bias.cols > 1 && p.bias.col_stride != 1)
+    return fmt::format("bias has element stride {}: cuBLASLt's bias epilogue needs a packed vector (stride 1)",
+                       p.bias.col_stride);
+  // NOTE: cuBLASLt's FP8 type table (the cuBLAS documentation of cublasLtMatmul()) gives the bias type per D type:
+  // bf16 for D bf16, f16 for D f16, bf16 for D f32 (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: out's type
+  // except for "fp8 kernels with an output type of CUDA_R_32F").
+  const DType expected = p.out.dtype == DType::f32 ? DType::bf16 : p.out.dtype;
+  if (p.bias.dtype != expected)
+    return fmt::format("bias dtype {} with out dtype {}: cuBLASLt's FP8 kernels take a {} bias for that output (their "
+                       "type table in the cublasLtMatmul documentation)",
+                       to_string(p.bias.dtype), to_string(p.out.dtype), to_string(expected));
+  if (p.bias.data == p.out.data)
+    return "bias is out's own memory (in place): cuBLASLt does not document reading a bias vector that D overwrites";
+  return {};
+}
+
+}  // namespace
+
 std::string cublaslt_epilogue_reason(const GemmProblem& p) {
+  if (p.op == Op::scaled_mm) return fp8_bias_reason(p);
   if (p.op != Op::addmm) return {};
   switch (p.act) {
     case Activation::none:
@@ -196,6 +323,7 @@ bool is_bias_epilogue(int epilogue) {
 }  // namespace
 
 int cublaslt_epilogue(const GemmProblem& p) {
+  if (p.op == Op::scaled_mm) return p.bias_kind == BiasKind::none ? CUBLASLT_EPILOGUE_DEFAULT : CUBLASLT_EPILOGUE_BIAS;
   if (p.op != Op::addmm) return CUBLASLT_EPILOGUE_DEFAULT;
   const bool vector = p.beta != 0.0f && (p.bias_kind == BiasKind::row_vector || p.bias_kind == BiasKind::col_vector);
   switch (p.act) {
@@ -230,6 +358,29 @@ CublasLtCall cublaslt_call(const GemmProblem& p) {
   call.c_in = call.c;
   call.alpha = p.alpha;
   call.beta = 0.0f;
+  if (p.op == Op::scaled_mm) {
+    // out = (a @ b) * scale_a * scale_b (+ bias): alpha 1 (GemmProblem's alpha belongs to addmm).
+    call.alpha = 1.0f;
+    call.scaled = true;
+    // Each scale goes with its operand: swapped, cuBLAS's A is our b. Rowwise, cuBLAS's A scale runs along D's rows
+    // (our N when swapped) and its B scale along D's columns, which is the same assignment.
+    call.a_scale = call.swapped ? p.scale_b : p.scale_a;
+    call.b_scale = call.swapped ? p.scale_a : p.scale_b;
+#if CUBLAS_VERSION >= 120900
+    call.scale_mode = p.scale_kind == ScaleKind::rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+                                                         : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+#else
+    call.scale_mode = 0;  // SCALAR_32F; rowwise is refused (cublaslt_scale_mode_reason)
+#endif
+    call.fast_accum = p.fast_accum;
+    call.epilogue = cublaslt_epilogue(p);
+    if (is_bias_epilogue(call.epilogue)) {
+      call.bias = p.bias.data;
+      call.bias_dtype = p.bias.dtype;
+      call.bias_alignment = alignment_of(reinterpret_cast<std::uintptr_t>(p.bias.data));
+    }
+    return call;
+  }
   if (p.op != Op::addmm) return call;
   call.epilogue = cublaslt_epilogue(p);
   if (p.beta != 0.0f && p.bias_kind == BiasKind::full) {  // C = bias, read with beta
@@ -276,6 +427,8 @@ cudaDataType_t cuda_type(DType d) {
   switch (d) {
     case DType::f16: return CUDA_R_16F;
     case DType::f32: return CUDA_R_32F;
+    case DType::e4m3: return CUDA_R_8F_E4M3;
+    case DType::e5m2: return CUDA_R_8F_E5M2;
     case DType::bf16:
     default: return CUDA_R_16BF;  // never reached for other types: cublaslt_reason_unsupported refuses them
   }
@@ -362,8 +515,9 @@ bool same_matrix(const CublasLtMatrix& x, const CublasLtMatrix& y, int64_t batch
 }
 
 // Sets the attributes of matmul descriptor `op` (created or initialised with CUBLAS_COMPUTE_32F, CUDA_R_32F) for
-// `call`: transposes, SM target, epilogue, and for the BIAS epilogues the bias type and call.bias as the bias
-// pointer. On failure returns the status and the attribute that failed in `what`.
+// `call`: transposes, SM target, epilogue, for the BIAS epilogues the bias type and call.bias as the bias pointer,
+// and for scaled_mm the scale pointers, their scale mode and fast accumulation. On failure returns the status and
+// the attribute that failed in `what`.
 cublasStatus_t configure_matmul_desc(const CublasLtCall& call, int32_t sm_target, cublasLtMatmulDesc_t op,
                                      std::string& what) {
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* value, std::size_t size, const char* name) {
@@ -388,6 +542,28 @@ cublasStatus_t configure_matmul_desc(const CublasLtCall& call, int32_t sm_target
     // pointer's value (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER), so it is set before the query too.
     if (st == CUBLAS_STATUS_SUCCESS)
       st = set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &call.bias, sizeof call.bias, "BIAS_POINTER");
+  }
+  if (st == CUBLAS_STATUS_SUCCESS && call.scaled) {
+    // NOTE: FP8 needs CUBLAS_COMPUTE_32F with scale type CUDA_R_32F (the cuBLAS documentation of cublasLtMatmul()),
+    // which every descriptor here is created with; the scale factors have the compute type (cublasLt.h,
+    // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER: "The scaling factor value must have the same type as the compute type").
+    st = set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &call.a_scale, sizeof call.a_scale, "A_SCALE_POINTER");
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &call.b_scale, sizeof call.b_scale, "B_SCALE_POINTER");
+#if CUBLAS_VERSION >= 120900
+    // NOTE: outer-vector scaling needs A_SCALE_MODE and B_SCALE_MODE both OUTER_VEC_32F, every other scale mode left
+    // at its default (the cuBLAS documentation, "Outer Vector Scaling for FP8 Data Types"); the modes are int32_t
+    // (cublasLt.h, CUBLASLT_MATMUL_DESC_A_SCALE_MODE). SCALAR_32F is the default and is not written.
+    const int32_t mode = call.scale_mode;
+    if (st == CUBLAS_STATUS_SUCCESS && mode != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F) {
+      st = set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode, "A_SCALE_MODE");
+      if (st == CUBLAS_STATUS_SUCCESS) st = set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode, "B_SCALE_MODE");
+    }
+#endif
+    // NOTE: CUBLASLT_MATMUL_DESC_FAST_ACCUM is an int8_t, 0 by default (cublasLt.h): 0 promotes the tensor cores'
+    // partial sums to fp32 periodically, 1 does not.
+    const int8_t fast = call.fast_accum ? 1 : 0;
+    if (st == CUBLAS_STATUS_SUCCESS) st = set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast, "FAST_ACCUM");
   }
   return st;
 }
@@ -437,9 +613,10 @@ struct Plan {
   Descriptors desc;
 
   // True when this plan's descriptors describe `c` and algorithms chosen for it can run `c` under the SM target and
-  // reduction mask asked for: same extents, lds, batch strides and transposes, the same epilogue signature (epilogue,
-  // bias type, whether C is read), and every matrix and the bias vector at least as aligned as the heuristic was
-  // told. A plan for mm thus never serves an addmm whose epilogue differs (the heuristic's algorithms depend on it).
+  // reduction mask asked for: same extents, lds, batch strides, types and transposes, the same epilogue signature
+  // (epilogue, bias type, whether C is read, scale mode, fast accumulation), and every matrix and the bias vector at
+  // least as aligned as the heuristic was told. A plan for mm thus never serves an addmm whose epilogue differs (the
+  // heuristic's algorithms depend on it).
   bool fits(const CublasLtCall& c, int32_t target, uint32_t mask) const {
     const bool bias = is_bias_epilogue(c.epilogue);
     return target == sm_target && mask == reduction_mask && c.swapped == call.swapped && c.m == call.m &&
@@ -448,7 +625,8 @@ struct Plan {
            same_matrix(c.c_in, call.c_in, c.batch) && c.a.alignment >= call.a.alignment &&
            c.b.alignment >= call.b.alignment && c.c.alignment >= call.c.alignment &&
            c.c_in.alignment >= call.c_in.alignment && c.epilogue == call.epilogue &&
-           (c.beta != 0.0f) == (call.beta != 0.0f) &&
+           (c.beta != 0.0f) == (call.beta != 0.0f) && c.scaled == call.scaled && c.scale_mode == call.scale_mode &&
+           c.fast_accum == call.fast_accum &&
            (!bias || (c.bias_dtype == call.bias_dtype && c.bias_alignment >= call.bias_alignment));
   }
 };
@@ -584,8 +762,10 @@ class CublasLtChoice final : public Choice {
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "cublaslt"; }
 
-  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo&) const override {
+  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& device) const override {
     if (auto r = cublaslt_reason_unsupported(p); !r.empty()) return r;
+    if (device.cc_major > 0)
+      if (auto r = cublaslt_device_reason(p, device.cc_major, device.cc_minor); !r.empty()) return r;
     if (p.device != primary_.plan->device)
       return fmt::format("the algorithm was chosen on device {}; the problem is on device {}", primary_.plan->device,
                          p.device);
@@ -613,21 +793,25 @@ class CublasLtChoice final : public Choice {
     runtime::check_cuda(guard.set(p.device), "cudaSetDevice");
     if (runtime::log_enabled("launch"))
       fmt::print(stderr,
-                 "tmagemm launch {} m={} n={} k={} batch={} ops={}{} swapped={} epilogue={} beta={} workspace={}{}\n",
+                 "tmagemm launch {} m={} n={} k={} batch={} ops={}{} swapped={} epilogue={} beta={}{} workspace={}{}\n",
                  name_, call.m, call.n, call.k, call.batch, call.a.transpose ? 'T' : 'N', call.b.transpose ? 'T' : 'N',
-                 call.swapped, call.epilogue, call.beta, v.workspace,
-                 v.plan == primary_.plan ? "" : " (re-planned layout)");
+                 call.swapped, call.epilogue, call.beta,
+                 call.scaled ? fmt::format(" scale_mode={} fast_accum={}", call.scale_mode, call.fast_accum) : "",
+                 v.workspace, v.plan == primary_.plan ? "" : " (re-planned layout)");
     const float alpha = call.alpha, beta = call.beta;
     const Plan& plan = *v.plan;
-    // The bias pointer is per-call data, but the plan's matmul descriptor is shared by every launch of the choices
-    // of one enumeration, possibly from several threads at once, so it is never written after it is built. A call
-    // whose bias is not the plan's gets its own copy of the descriptor, initialised in place on this stack frame
-    // (cublasLtMatmulDescInit: host only, no allocation, a few attribute writes) with the same attributes, which
-    // plan.fits has checked, and this bias pointer. A mutex around "set the pointer, enqueue" would be as correct
-    // but would serialise every launch of the choice; the copy costs microseconds and no contention.
+    // The bias and scale pointers are per-call data, but the plan's matmul descriptor is shared by every launch of the
+    // choices of one enumeration, possibly from several threads at once, so it is never written after it is built. A
+    // call whose bias or scales are not the plan's gets its own copy of the descriptor, initialised in place on this
+    // stack frame (cublasLtMatmulDescInit: host only, no allocation, a few attribute writes) with the same attributes,
+    // which plan.fits has checked, and this call's pointers. A mutex around "set the pointers, enqueue" would be as
+    // correct but would serialise every launch of the choice; the copy costs microseconds and no contention.
     cublasLtMatmulDescOpaque_t own_op_storage;
     cublasLtMatmulDesc_t op = plan.desc.op;
-    if (is_bias_epilogue(call.epilogue) && call.bias != plan.call.bias) {
+    const bool own_bias = is_bias_epilogue(call.epilogue) && call.bias != plan.call.bias;
+    const bool own_scales =
+        call.scaled && (call.a_scale != plan.call.a_scale || call.b_scale != plan.call.b_scale);
+    if (own_bias || own_scales) {
       op = &own_op_storage;
       std::string what;
       cublasStatus_t st = cublasLtMatmulDescInit(op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -693,8 +877,10 @@ std::vector<ChoicePtr> enumerate(const GemmProblem& p, const runtime::DeviceInfo
     if (count == 0) return unavailable("no CUDA device");
     if (p.device < 0 || p.device >= count)
       return unavailable(fmt::format("device {} does not exist ({} CUDA devices)", p.device, count));
-    const int sm_count = device.index == p.device && device.sm_count > 0 ? device.sm_count
-                                                                         : runtime::device_info(p.device).sm_count;
+    const runtime::DeviceInfo& info =
+        device.index == p.device && device.sm_count > 0 ? device : runtime::device_info(p.device);
+    const int sm_count = info.sm_count;
+    if (auto r = cublaslt_device_reason(p, info.cc_major, info.cc_minor); !r.empty()) return unavailable(std::move(r));
     std::shared_ptr<Plan> plan;
     std::vector<cublasLtMatmulHeuristicResult_t> results;
     const uint32_t mask = cublaslt_reduction_mask(p.out.dtype, options.allow_reduced_precision_reduction);

@@ -23,6 +23,17 @@
 // Every other combination (silu, sigmoid, gelu (erf), a vector along D's columns, a vector with beta != 0 and != 1,
 // a full bias with an activation) is refused with the reason.
 //
+// scaled_mm (FP8). out = (a @ b) * scale_a * scale_b (+ bias), torch._scaled_mm's semantics, a (M,K) row-major and
+// b (K,N) column-major e4m3/e5m2 (never both e5m2). Both inputs are K-major, so with either out layout cuBLAS's A is
+// transposed and its B is not (the "TN" form, the only one cuBLASLt's FP8 kernels take on Hopper). The scales go
+// through cuBLAS's A and B scale pointers, each with the scale of the tmagemm operand it describes: swapped (out
+// row-major), cuBLAS's A is our b and gets scale_b, cuBLAS's B is our a and gets scale_a. Tensorwise: scale mode
+// SCALAR_32F (one f32 each). Rowwise: scale mode OUTER_VEC_32F (where the cuBLASLt version has it), in which cuBLAS's
+// A scale has one value per row of D and its B scale one per column of D: swapped, D's rows are our N columns, so
+// cuBLAS's A scale is scale_b (N values) and its B scale is scale_a (M values). use_fast_accum is FAST_ACCUM. The bias
+// (N values, one per output column) is the BIAS epilogue, which adds one value per row of D: only when out is
+// row-major (swapped), with the bias type cuBLASLt's FP8 table gives (out's type; bf16 for an f32 out).
+//
 // Accuracy floor. Split-K algorithms add their partial sums by a reduction scheme: NONE (no split), COMPUTE_TYPE
 // (in an fp32 workspace), INPLACE (in the output buffer, in the output type) or OUTPUT_TYPE (in a workspace, in the
 // output type). With a bf16/f16 output the last two add partial sums in 16 bits, so unless
@@ -44,21 +55,40 @@ inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t{32} << 20;
 inline constexpr int kCublasLtDefaultTopK = 4;
 inline constexpr int kCublasLtMaxTopK = 16;
 
-// Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides, addmm's epilogue); otherwise the reason,
-// in words. Needs no GPU. Accepts mm, bmm and addmm (see cublaslt_epilogue_reason) with bf16 x bf16 or f16 x f16
-// inputs and an output of the input type or f32, every matrix row- or column-major with ld >= the rows of its
-// column-major form, batch < 2^31.
+// Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides, addmm's epilogue, scaled_mm's scales);
+// otherwise the reason, in words. Needs no GPU. Accepts mm, bmm and addmm (see cublaslt_epilogue_reason) with
+// bf16 x bf16 or f16 x f16 inputs and an output of the input type or f32, every matrix row- or column-major with
+// ld >= the rows of its column-major form, batch < 2^31; and scaled_mm with the FP8 rules above (a row-major, b
+// column-major, 16-byte aligned matrices, rowwise scales only where cublaslt_version() has OUTER_VEC_32F).
 std::string cublaslt_reason_unsupported(const GemmProblem& problem);
 
-// Empty when one of cuBLASLt's epilogues computes `problem`'s epilogue exactly (always for mm and bmm; for addmm see
-// the rules above); otherwise the reason, in words, e.g. "cuBLASLt has no epilogue for act=silu". Only the epilogue
-// (op, act, alpha, beta, bias kind, bias dtype, bias layout against out's) is judged here; cublaslt_reason_unsupported
-// checks the rest. Needs no GPU.
+// The cuBLASLt version this build can use (major * 10000 + minor * 100 + patch): cublasLtGetVersion() of the loaded
+// library, but no newer than the header it was compiled against (CUBLAS_VERSION), since an attribute value the header
+// lacks cannot be set. Needs no GPU.
+int cublaslt_version();
+
+// The first cuBLASLt version with CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F (scaled_mm's rowwise scales).
+inline constexpr int kCublasLtOuterVectorScaleVersion = 120900;
+
+// Empty when cuBLASLt `version` has a scale mode for scaled_mm's `kind` (tensorwise: always; rowwise: OUTER_VEC_32F,
+// from kCublasLtOuterVectorScaleVersion); otherwise the reason. Needs no GPU.
+std::string cublaslt_scale_mode_reason(ScaleKind kind, int version);
+
+// Empty when a device of compute capability cc_major.cc_minor runs cuBLASLt's kernels for `problem`: FP8 (scaled_mm)
+// needs 8.9 or later, and rowwise (outer-vector) scales 9.0; otherwise the reason. Other ops: always empty. Needs no
+// GPU.
+std::string cublaslt_device_reason(const GemmProblem& problem, int cc_major, int cc_minor);
+
+// Empty when one of cuBLASLt's epilogues computes `problem`'s epilogue exactly (always for mm and bmm; for addmm and
+// scaled_mm's bias see the rules above); otherwise the reason, in words, e.g. "cuBLASLt has no epilogue for
+// act=silu". Only the epilogue (op, act, alpha, beta, bias kind, bias dtype, bias layout against out's) is judged
+// here; cublaslt_reason_unsupported checks the rest. Needs no GPU.
 std::string cublaslt_epilogue_reason(const GemmProblem& problem);
 
 // The cublasLtEpilogue_t value (CUBLASLT_MATMUL_DESC_EPILOGUE) that computes `problem`'s epilogue: DEFAULT for mm and
-// bmm, a beta == 0 addmm and a full bias; RELU or GELU for a beta == 0 addmm with act relu or gelu_tanh; BIAS,
-// RELU_BIAS or GELU_BIAS for a vector bias. Only meaningful when cublaslt_epilogue_reason(problem) is empty.
+// bmm, a beta == 0 addmm, a full bias and scaled_mm without a bias; RELU or GELU for a beta == 0 addmm with act relu
+// or gelu_tanh; BIAS, RELU_BIAS or GELU_BIAS for a vector bias (BIAS for scaled_mm's). Only meaningful when
+// cublaslt_epilogue_reason(problem) is empty.
 int cublaslt_epilogue(const GemmProblem& problem);
 
 // One matrix of the column-major cuBLASLt call, as stored in memory.
@@ -88,6 +118,14 @@ struct CublasLtCall {
   const void* bias = nullptr;
   DType bias_dtype = DType::bf16;
   uint32_t bias_alignment = 256;    // bytes (power of two <= 256) dividing the bias pointer
+  // scaled_mm (FP8): cuBLAS's A and B scale pointers (device f32: the scale of the tmagemm operand each matrix is, so
+  // scale_b is cuBLAS's A scale when swapped), their scale mode (cublasLtMatmulMatrixScale_t, the same for A and B:
+  // SCALAR_32F tensorwise, OUTER_VEC_32F rowwise) and FP8 fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM).
+  bool scaled = false;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  int scale_mode = 0;
+  bool fast_accum = false;
 };
 
 // Only meaningful when cublaslt_reason_unsupported(problem) is empty.

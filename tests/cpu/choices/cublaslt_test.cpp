@@ -2,9 +2,11 @@
 // when not), the row-major -> column-major call mapping (checked by simulating cuBLAS's column-major GEMM on the
 // host against the row-major-semantics reference, for every layout, padded ld and bmm), alignment classes,
 // addmm's epilogues (which ones cuBLASLt computes exactly, for every bias kind x act x beta x out layout, the reasons
-// elsewhere, and the call, simulated on the host against torch's addmm), the reduction-scheme accuracy floor
-// (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on a machine
-// without a GPU.
+// elsewhere, and the call, simulated on the host against torch's addmm), scaled_mm's FP8 call (types, the TN layout,
+// 16-byte alignment, tensorwise and rowwise scales with their roles swapped for a row-major out, fast accumulation,
+// the bias, the version and device rules, and the call simulated against torch._scaled_mm), the reduction-scheme
+// accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on
+// a machine without a GPU.
 #include <cublasLt.h>
 #include <gtest/gtest.h>
 
@@ -108,10 +110,10 @@ TEST(CublasltReason, StridedOperandIsNamed) {
   EXPECT_REASON(p, "out has no unit stride");
 }
 
-TEST(CublasltReason, OpsOtherThanMmBmmAndAddmm) {
-  GemmProblem p = mm_problem(true, true, true);
+TEST(CublasltReason, ScaledMmNeedsFp8Inputs) {
+  GemmProblem p = mm_problem(true, false, true);
   p.op = Op::scaled_mm;
-  EXPECT_REASON(p, "op scaled_mm not handled by the cuBLASLt backend yet");
+  EXPECT_REASON(p, "scaled_mm inputs must be e4m3 or e5m2 (got bf16 and bf16)");
 }
 
 TEST(CublasltReason, LeadingDimensionBelowContiguousExtent) {
@@ -682,6 +684,338 @@ TEST(CublasltEpilogue, SimulatedEpilogueMatchesTorchAddmm) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// scaled_mm (FP8): types, the TN layout, 16-byte alignment, scales (tensorwise and rowwise, their roles swapped with
+// the operands for a row-major out), fast accumulation, the bias, the version and device rules, and the call
+// simulated on the host against torch._scaled_mm
+// ---------------------------------------------------------------------------------------------------------
+
+constexpr uintptr_t kScaleAAt = kBase + 0x400000, kScaleBAt = kBase + 0x500000;
+
+// scaled_mm as validation builds it: a (M,K) row-major, b (K,N) column-major, both packed, out packed in the order
+// asked for, the scales at kScaleAAt / kScaleBAt.
+GemmProblem fp8_problem(bool out_row, ScaleKind kind, DType out = DType::bf16, DType a = DType::e4m3,
+                        DType b = DType::e4m3, int64_t m = 64, int64_t n = 48, int64_t k = 32) {
+  GemmProblem p = mm_problem(true, false, out_row, a, out, m, n, k);
+  p.op = Op::scaled_mm;
+  p.b.dtype = b;
+  p.scale_kind = kind;
+  p.scale_a = reinterpret_cast<const float*>(kScaleAAt);
+  p.scale_b = reinterpret_cast<const float*>(kScaleBAt);
+  return p;
+}
+
+// Adds scaled_mm's bias: N values of `dtype` passed as 1xN.
+GemmProblem with_bias(GemmProblem p, DType dtype) {
+  p.bias_kind = BiasKind::row_vector;
+  p.bias = bias_operand(BiasKind::row_vector, at(kBiasAt), dtype, p.m, p.n);
+  return p;
+}
+
+#if CUBLAS_VERSION >= 120900
+constexpr int kOuterVec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+#else
+constexpr int kOuterVec = -1;  // the header has no outer-vector mode: rowwise is refused (tested below)
+#endif
+const bool kRowwiseAvailable = cublaslt_version() >= kCublasLtOuterVectorScaleVersion;
+
+TEST(CublasltFp8, TypeTable) {
+  const DType outs[] = {DType::bf16, DType::f16, DType::f32};
+  const std::pair<DType, DType> pairs[] = {
+      {DType::e4m3, DType::e4m3}, {DType::e4m3, DType::e5m2}, {DType::e5m2, DType::e4m3}};
+  for (bool out_row : {true, false})
+    for (const auto& [a, b] : pairs)
+      for (DType out : outs) {
+        SCOPED_TRACE(testing::Message() << to_string(a) << " x " << to_string(b) << " -> " << to_string(out)
+                                        << (out_row ? " row" : " col"));
+        EXPECT_EQ(cublaslt_reason_unsupported(fp8_problem(out_row, ScaleKind::tensorwise, out, a, b)), "");
+      }
+  EXPECT_REASON(fp8_problem(true, ScaleKind::tensorwise, DType::bf16, DType::e5m2, DType::e5m2),
+                "a and b are both e5m2: cuBLASLt's FP8 type table has no e5m2 x e5m2");
+  EXPECT_REASON(fp8_problem(true, ScaleKind::tensorwise, DType::bf16, DType::bf16, DType::e4m3),
+                "scaled_mm inputs must be e4m3 or e5m2 (got bf16 and e4m3)");
+  EXPECT_REASON(fp8_problem(true, ScaleKind::tensorwise, DType::e4m3), "scaled_mm output dtype e4m3 is not in");
+}
+
+TEST(CublasltFp8, OnlyTheTnForm) {
+  // Both K-major: cuBLAS's A transposed, B not, whichever way out is laid out.
+  for (bool out_row : {true, false}) {
+    const CublasLtCall call = cublaslt_call(fp8_problem(out_row, ScaleKind::tensorwise));
+    EXPECT_EQ(call.swapped, out_row);
+    EXPECT_TRUE(call.a.transpose);
+    EXPECT_FALSE(call.b.transpose);
+    EXPECT_EQ(std::string(call.a.name), out_row ? "b" : "a");
+    EXPECT_EQ(call.a.dtype, DType::e4m3);
+  }
+  GemmProblem p = fp8_problem(true, ScaleKind::tensorwise);
+  p.a = matrix(p.a.data, DType::e4m3, p.m, p.k, false);
+  EXPECT_REASON(p, "a is col-major: cuBLASLt's FP8 kernels need it K-major (row-major)");
+  p = fp8_problem(false, ScaleKind::tensorwise);
+  p.b = matrix(p.b.data, DType::e4m3, p.k, p.n, true);
+  EXPECT_REASON(p, "b is row-major: cuBLASLt's FP8 kernels need it K-major (column-major)");
+}
+
+TEST(CublasltFp8, SixteenByteAlignedMatrices) {
+  GemmProblem p = fp8_problem(true, ScaleKind::tensorwise);
+  p.a.row_stride = 40;  // 40 bytes of e4m3: 8-byte aligned rows
+  EXPECT_REASON(p, "a (cuBLAS's B) is only 8-byte aligned (base address and leading dimension 40 x 1 bytes)");
+  p = fp8_problem(true, ScaleKind::tensorwise);
+  p.a.row_stride = 48;  // padded, still 16-byte rows
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  p = fp8_problem(true, ScaleKind::tensorwise);
+  p.b.data = at(kBase + 0x100000 + 4);
+  EXPECT_REASON(p, "b (cuBLAS's A) is only 4-byte aligned");
+  p = fp8_problem(true, ScaleKind::tensorwise);
+  p.out.row_stride = p.n + 4;  // 52 bf16 = 104 bytes
+  EXPECT_REASON(p, "out (cuBLAS's D) is only 8-byte aligned");
+  // D's rows: out's columns (N) when out is row-major, its rows (M) when column-major.
+  p = fp8_problem(false, ScaleKind::tensorwise, DType::bf16, DType::e4m3, DType::e4m3, 12, 48, 32);
+  p.out.col_stride = 16;  // 32-byte columns: only D's 12 rows x 2 bytes are off
+  EXPECT_REASON(p, "cuBLASLt's D (out: M) has 12 rows of 2 bytes = 24 bytes per column, not a multiple of 16");
+  EXPECT_EQ(cublaslt_reason_unsupported(
+                fp8_problem(false, ScaleKind::tensorwise, DType::f32, DType::e4m3, DType::e4m3, 12, 48, 32)),
+            "");  // 48 bytes
+  EXPECT_EQ(cublaslt_reason_unsupported(
+                fp8_problem(true, ScaleKind::tensorwise, DType::bf16, DType::e4m3, DType::e4m3, 3, 48, 32)),
+            "");  // M = 3 is D's column count: no constraint
+}
+
+TEST(CublasltFp8, TensorwiseScalesGoWithTheirOperand) {
+  // Row-major out: cuBLAS's A is our b, so it gets scale_b.
+  GemmProblem p = fp8_problem(true, ScaleKind::tensorwise);
+  CublasLtCall call = cublaslt_call(p);
+  EXPECT_TRUE(call.scaled);
+  EXPECT_TRUE(call.swapped);
+  EXPECT_EQ(call.a_scale, p.scale_b);
+  EXPECT_EQ(call.b_scale, p.scale_a);
+  EXPECT_EQ(call.scale_mode, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+  EXPECT_EQ(call.epilogue, CUBLASLT_EPILOGUE_DEFAULT);
+  EXPECT_EQ(call.bias, nullptr);
+  EXPECT_EQ(call.alpha, 1.0f);
+  EXPECT_EQ(call.beta, 0.0f);
+  // Column-major out: the call is direct and so are the scales.
+  p = fp8_problem(false, ScaleKind::tensorwise);
+  call = cublaslt_call(p);
+  EXPECT_FALSE(call.swapped);
+  EXPECT_EQ(call.a_scale, p.scale_a);
+  EXPECT_EQ(call.b_scale, p.scale_b);
+  // A stray addmm alpha never scales an FP8 product.
+  p.alpha = 3.0f;
+  EXPECT_EQ(cublaslt_call(p).alpha, 1.0f);
+  // mm's call carries no scales.
+  EXPECT_FALSE(cublaslt_call(mm_problem(true, false, true)).scaled);
+}
+
+TEST(CublasltFp8, RowwiseScalesUseTheOuterVectorModeWithSwappedRoles) {
+  GemmProblem p = fp8_problem(true, ScaleKind::rowwise);
+  CublasLtCall call = cublaslt_call(p);
+  // D is out^T (N x M): its rows take scale_b (N values), its columns scale_a (M values).
+  EXPECT_EQ(call.m, static_cast<uint64_t>(p.n));
+  EXPECT_EQ(call.a_scale, p.scale_b);
+  EXPECT_EQ(call.b_scale, p.scale_a);
+  EXPECT_EQ(call.scale_mode, kOuterVec);
+  p = fp8_problem(false, ScaleKind::rowwise);
+  call = cublaslt_call(p);
+  EXPECT_EQ(call.m, static_cast<uint64_t>(p.m));
+  EXPECT_EQ(call.a_scale, p.scale_a);
+  EXPECT_EQ(call.b_scale, p.scale_b);
+  EXPECT_EQ(call.scale_mode, kOuterVec);
+  // Whether this build and library have the mode decides the reason.
+  if (kRowwiseAvailable)
+    EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  else
+    EXPECT_REASON(p, "rowwise scales need cuBLASLt's outer-vector scale mode");
+}
+
+TEST(CublasltFp8, OuterVectorModeNeedsCublasLt129) {
+  EXPECT_EQ(cublaslt_scale_mode_reason(ScaleKind::tensorwise, 110800), "");
+  EXPECT_EQ(cublaslt_scale_mode_reason(ScaleKind::rowwise, 120900), "");
+  EXPECT_EQ(cublaslt_scale_mode_reason(ScaleKind::rowwise, 130100), "");
+  const std::string r = cublaslt_scale_mode_reason(ScaleKind::rowwise, 120803);
+  EXPECT_NE(r.find("CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, cuBLASLt 12.9 or later); this cuBLASLt is 12.8"),
+            std::string::npos)
+      << r;
+  // The version used is never newer than the header compiled against.
+  EXPECT_GT(cublaslt_version(), 0);
+  EXPECT_LE(cublaslt_version(), CUBLAS_VERSION);
+}
+
+TEST(CublasltFp8, FastAccumulationIsCarried) {
+  for (ScaleKind kind : {ScaleKind::tensorwise, ScaleKind::rowwise})
+    for (bool fast : {false, true})
+      for (bool out_row : {true, false}) {
+        GemmProblem p = fp8_problem(out_row, kind);
+        p.fast_accum = fast;
+        EXPECT_EQ(cublaslt_call(p).fast_accum, fast);
+      }
+}
+
+TEST(CublasltFp8, BiasIsTheBiasEpilogueAlongDsRows) {
+  // Row-major out: D's rows are out's columns, one bias value each.
+  for (DType out : {DType::bf16, DType::f16}) {
+    const GemmProblem p = with_bias(fp8_problem(true, ScaleKind::rowwise, out), out);
+    if (kRowwiseAvailable) EXPECT_EQ(cublaslt_reason_unsupported(p), "") << to_string(out);
+    EXPECT_EQ(cublaslt_epilogue_reason(p), "");
+    EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_BIAS);
+    const CublasLtCall call = cublaslt_call(p);
+    EXPECT_EQ(call.epilogue, CUBLASLT_EPILOGUE_BIAS);
+    EXPECT_EQ(call.bias, at(kBiasAt));
+    EXPECT_EQ(call.bias_dtype, out);
+    EXPECT_EQ(call.m, static_cast<uint64_t>(p.n));
+    EXPECT_EQ(call.beta, 0.0f);
+    EXPECT_EQ(call.c_in.data, call.c.data);
+  }
+  // cuBLASLt's FP8 table: an f32 out takes a bf16 bias.
+  GemmProblem p = with_bias(fp8_problem(true, ScaleKind::tensorwise, DType::f32), DType::bf16);
+  EXPECT_EQ(cublaslt_reason_unsupported(p), "");
+  EXPECT_EQ(cublaslt_call(p).bias_dtype, DType::bf16);
+  EXPECT_EPILOGUE_REASON(with_bias(fp8_problem(true, ScaleKind::tensorwise, DType::f32), DType::f16),
+                         "bias dtype f16 with out dtype f32: cuBLASLt's FP8 kernels take a bf16 bias");
+  EXPECT_EPILOGUE_REASON(with_bias(fp8_problem(true, ScaleKind::tensorwise, DType::bf16), DType::f16),
+                         "bias dtype f16 with out dtype bf16: cuBLASLt's FP8 kernels take a bf16 bias");
+  // Column-major out: D's rows are out's rows, so a per-column bias cannot be added.
+  EXPECT_EPILOGUE_REASON(with_bias(fp8_problem(false, ScaleKind::tensorwise), DType::bf16),
+                         "scaled_mm's bias has one value per output column but out is col-major");
+  p = with_bias(fp8_problem(true, ScaleKind::tensorwise), DType::bf16);
+  p.bias.col_stride = 2;
+  EXPECT_EPILOGUE_REASON(p, "bias has element stride 2: cuBLASLt's bias epilogue needs a packed vector");
+  p = fp8_problem(true, ScaleKind::tensorwise);
+  p.bias_kind = BiasKind::col_vector;
+  p.bias = bias_operand(BiasKind::col_vector, at(kBiasAt), DType::bf16, p.m, p.n);
+  EXPECT_EPILOGUE_REASON(p, "scaled_mm's bias must be a row vector of N values");
+  // No bias: the default epilogue, whatever stray addmm fields say.
+  p = fp8_problem(true, ScaleKind::tensorwise);
+  p.act = Activation::relu;
+  p.beta = 0.5f;
+  EXPECT_EQ(cublaslt_epilogue_reason(p), "");
+  EXPECT_EQ(cublaslt_epilogue(p), CUBLASLT_EPILOGUE_DEFAULT);
+}
+
+TEST(CublasltFp8, ComputeCapability) {
+  const GemmProblem tensorwise = fp8_problem(true, ScaleKind::tensorwise);
+  const GemmProblem rowwise = fp8_problem(true, ScaleKind::rowwise);
+  EXPECT_EQ(cublaslt_device_reason(tensorwise, 9, 0), "");
+  EXPECT_EQ(cublaslt_device_reason(rowwise, 9, 0), "");
+  EXPECT_EQ(cublaslt_device_reason(tensorwise, 8, 9), "");
+  EXPECT_NE(cublaslt_device_reason(rowwise, 8, 9).find("outer-vector (rowwise) FP8 scales for compute capability 9.0"),
+            std::string::npos);
+  EXPECT_NE(cublaslt_device_reason(tensorwise, 8, 0).find("FP8 kernels need compute capability 8.9 or later (device "
+                                                          "has 8.0)"),
+            std::string::npos);
+  EXPECT_EQ(cublaslt_device_reason(mm_problem(true, true, true), 7, 0), "");
+}
+
+// Simulates cuBLASLt's FP8 matmul on the call's column-major matrices as the cuBLAS documentation defines it:
+// tensorwise D = scale_A * scale_B * op(A) @ op(B), outer-vector D(i,j) = scale_A[i] * scale_B[j] *
+// (op(A) @ op(B))(i,j), then the BIAS epilogue's bias[i] (one value per row of D).
+void simulate_cublaslt_fp8(const CublasLtCall& call) {
+  ASSERT_TRUE(call.scaled);
+  const bool outer = call.scale_mode == kOuterVec;
+  float* d = static_cast<float*>(const_cast<void*>(call.c.data));
+  for (uint64_t i = 0; i < call.m; ++i)
+    for (uint64_t j = 0; j < call.n; ++j) {
+      float acc = 0;
+      for (uint64_t l = 0; l < call.k; ++l) acc += at_op(call.a, 0, i, l) * at_op(call.b, 0, l, j);
+      float x = call.alpha * call.a_scale[outer ? i : 0] * call.b_scale[outer ? j : 0] * acc;
+      if (call.epilogue == CUBLASLT_EPILOGUE_BIAS) x += static_cast<const float*>(call.bias)[i];
+      d[static_cast<int64_t>(i) + static_cast<int64_t>(j) * call.c.ld] = x;
+    }
+}
+
+// Host storage whose data() is 256-byte aligned (the FP8 rules look at the addresses).
+struct AlignedFloats {
+  explicit AlignedFloats(std::size_t n, float fill = 0.0f) : storage(n + 64, fill) {
+    const auto address = reinterpret_cast<uintptr_t>(storage.data());
+    offset = ((address + 255) / 256 * 256 - address) / sizeof(float);
+  }
+  float* data() { return storage.data() + offset; }
+  float& operator[](std::size_t i) { return data()[i]; }
+  std::vector<float> storage;
+  std::size_t offset = 0;
+};
+
+TEST(CublasltFp8, SimulatedCallMatchesTorchScaledMm) {
+  // Float data labelled e4m3 (the simulation reads floats). Leading dimensions padded but 16-byte multiples for
+  // e4m3 and bf16; D's rows (N, or M for a column-major out) 16-byte multiples too.
+  const int64_t n = 16, k = 32, pad = 16;
+  int simulated = 0;
+  for (bool out_row : {true, false})
+    for (ScaleKind kind : {ScaleKind::tensorwise, ScaleKind::rowwise})
+      for (bool bias : {false, true})
+        for (bool fast : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "out " << (out_row ? "row" : "col")
+                                          << (kind == ScaleKind::rowwise ? " rowwise" : " tensorwise")
+                                          << (bias ? " bias" : "") << (fast ? " fast" : ""));
+          const int64_t m = out_row ? 5 : 8;
+          const int64_t ldo = out_row ? n + 8 : m + 8;
+          AlignedFloats a(static_cast<std::size_t>(m * (k + pad))), b(static_cast<std::size_t>(n * (k + pad))),
+              out(static_cast<std::size_t>(out_row ? m * ldo : n * ldo), 7.0f), bias_v(static_cast<std::size_t>(n));
+          // Scale vectors sized for either role, so that a mapping that swapped them wrongly reads values, not
+          // past the end; distinct values per index, so that it reads the wrong ones.
+          AlignedFloats sa(static_cast<std::size_t>(std::max(m, n))), sb(static_cast<std::size_t>(std::max(m, n)));
+          for (std::size_t i = 0; i < a.storage.size() - a.offset; ++i)
+            a[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+          for (std::size_t i = 0; i < b.storage.size() - b.offset; ++i)
+            b[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+          for (int64_t i = 0; i < std::max(m, n); ++i) {
+            sa[static_cast<std::size_t>(i)] = 1.0f + static_cast<float>(i);
+            sb[static_cast<std::size_t>(i)] = 0.5f * static_cast<float>(i + 2);
+          }
+          if (kind == ScaleKind::tensorwise) {
+            sa[0] = 1.5f;
+            sb[0] = -2.0f;
+          }
+          for (int64_t j = 0; j < n; ++j) bias_v[static_cast<std::size_t>(j)] = static_cast<float>(j % 9) - 4.0f;
+          GemmProblem p;
+          p.op = Op::scaled_mm;
+          p.m = m;
+          p.n = n;
+          p.k = k;
+          p.a = matrix(a.data(), DType::e4m3, m, k, true, k + pad);
+          p.b = matrix(b.data(), DType::e4m3, k, n, false, k + pad);
+          p.out = matrix(out.data(), DType::bf16, m, n, out_row, ldo);
+          p.scale_kind = kind;
+          p.scale_a = sa.data();
+          p.scale_b = sb.data();
+          p.fast_accum = fast;
+          if (bias) {
+            p.bias_kind = BiasKind::row_vector;
+            p.bias = bias_operand(BiasKind::row_vector, bias_v.data(), DType::bf16, m, n);
+          }
+          const std::string reason = cublaslt_reason_unsupported(p);
+          if (bias && !out_row) {  // refused: tested above
+            EXPECT_NE(reason.find("but out is col-major"), std::string::npos) << reason;
+            continue;
+          }
+          if (kind == ScaleKind::rowwise && !kRowwiseAvailable) {
+            EXPECT_NE(reason.find("outer-vector scale mode"), std::string::npos) << reason;
+            continue;
+          }
+          ASSERT_EQ(reason, "");
+          // torch._scaled_mm: out(i,j) = scale_a[i or 0] * scale_b[j or 0] * (a @ b)(i,j) + bias[j].
+          std::vector<float> ref(static_cast<std::size_t>(m * n));
+          const bool rw = kind == ScaleKind::rowwise;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              float acc = 0;
+              for (int64_t l = 0; l < k; ++l) acc += at_operand(p.a, 0, i, l) * at_operand(p.b, 0, l, j);
+              float x = sa[static_cast<std::size_t>(rw ? i : 0)] * sb[static_cast<std::size_t>(rw ? j : 0)] * acc;
+              if (bias) x += bias_v[static_cast<std::size_t>(j)];
+              ref[static_cast<std::size_t>(i * n + j)] = x;
+            }
+          const CublasLtCall call = cublaslt_call(p);
+          EXPECT_EQ(call.fast_accum, fast);
+          simulate_cublaslt_fp8(call);
+          ++simulated;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              ASSERT_FLOAT_EQ(at_operand(p.out, 0, i, j), ref[static_cast<std::size_t>(i * n + j)])
+                  << "at (" << i << ", " << j << ")";
+        }
+  // Row-major out: 2 scale kinds x 2 bias x 2 fast; column-major out: no bias (2 x 2); rowwise only where available.
+  EXPECT_EQ(simulated, kRowwiseAvailable ? 8 + 4 : 4 + 2);
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Reduction-scheme accuracy floor
 // ---------------------------------------------------------------------------------------------------------
 
@@ -777,7 +1111,8 @@ TEST(CublasltBackend, UnexpressibleProblemGivesOneChoiceWithTheReason) {
   p.op = Op::scaled_mm;
   auto choices = cublaslt_backend().enumerate(p, runtime::DeviceInfo{}, Options::defaults_only());
   ASSERT_EQ(choices.size(), 1u);
-  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("op scaled_mm not handled"), std::string::npos);
+  EXPECT_NE(choices[0]->can_implement(p, runtime::DeviceInfo{}).find("scaled_mm inputs must be e4m3 or e5m2"),
+            std::string::npos);
   // An addmm epilogue cuBLASLt does not have is refused the same way, before any GPU work.
   p = mm_problem(true, true, true);
   p.op = Op::addmm;
