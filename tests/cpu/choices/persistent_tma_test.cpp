@@ -13,27 +13,7 @@ namespace {
 runtime::DeviceInfo hopper() { return test_support::fake_h200(); }
 
 // bf16 M x N x K with row-major A and out, B row-major (N-major) or column-major (K-major), 1024-aligned bases.
-GemmProblem problem(int64_t m, int64_t n, int64_t k, bool b_col) {
-  auto op = [](uintptr_t addr, int64_t rows, int64_t cols, bool col_major) {
-    Operand o;
-    o.data = reinterpret_cast<const void*>(addr);
-    o.dtype = DType::bf16;
-    o.rows = rows;
-    o.cols = cols;
-    o.row_stride = col_major ? 1 : cols;
-    o.col_stride = col_major ? rows : 1;
-    return o;
-  };
-  GemmProblem p;
-  p.op = Op::mm;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = op(0x7f0000000000, m, k, false);
-  p.b = op(0x7f1000000000, k, n, b_col);
-  p.out = op(0x7f2000000000, m, n, false);
-  return p;
-}
+GemmProblem problem(int64_t m, int64_t n, int64_t k, bool b_col) { return test_support::fake_mm_problem(m, n, k, b_col); }
 
 const TmaConfig& config(const std::string& name) {
   for (const auto& c : persistent_tma_configs())
