@@ -196,16 +196,27 @@ __device__ __forceinline__ void for_each_fragment_pair(int row0, int col0, F&& f
     for (int h = 0; h < 2; ++h) f(4 * q + 2 * h, r_base + 8 * h, c_base + 8 * q);
 }
 
-// Brings the bias values of a tile's rows [row0, row0 + rows) or columns [col0, col0 + cols) into L1 ahead of the
-// epilogue (prefetch.global.L1: nothing is held in registers), so that the epilogue's loads of a row or column
-// vector wait ~L1 latency, not L2's. The persistent kernel issues it during a tile's last K block, under the MMAs.
-// One 128-byte line per lane of each calling warp; only for a vector with unit stride (other biases: nothing).
+// Brings the epilogue's vectors for a tile's rows [row0, row0 + rows) and columns [col0, col0 + cols) into L1
+// ahead of the epilogue (prefetch.global.L1: nothing is held in registers), so that its loads wait ~L1 latency, not
+// L2's: a row- or column-vector bias with unit stride, and rowwise scales (scale_b's columns, scale_a's rows). The
+// persistent kernel issues it during a tile's last K block, under the MMAs. One 128-byte line per lane of each
+// calling warp (at most 8 + 4 lines for the scales: cols <= 256, rows <= 128).
 template <class Epi>
 __device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch, int row0, int rows, int M, int col0,
                                               int cols, int N_total) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (Epi::kScale == 2) {
+    const int col_end = min(col0 + cols, N_total), row_end = min(row0 + rows, M);
+    const int b_lines = (col_end - col0 + 31) / 32, a_lines = (row_end - row0 + 31) / 32;
+    const float* line = nullptr;
+    if (lane < b_lines)
+      line = p.scale_b + col0 + 32 * lane;
+    else if (lane - b_lines < a_lines)
+      line = p.scale_a + row0 + 32 * (lane - b_lines);
+    if (line != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(line));
+  }
   if constexpr (Epi::kBiasType >= 0 && Epi::kBcast != 0) {
     constexpr int kElem = Epi::kBiasType == 2 ? 4 : 2, kPerLine = 128 / kElem;
-    const int lane = threadIdx.x % 32;
     const bool row_vector = Epi::kBcast == 1;
     const int first = (row_vector ? col0 : row0) + lane * kPerLine;
     const int end = row_vector ? min(col0 + cols, N_total) : min(row0 + rows, M);
@@ -233,10 +244,20 @@ __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&
     float rs[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) rs[h] = r_base + 8 * h < M ? Epi::row_scale(p, r_base + 8 * h) : 0.0f;
+    // c is even: a column pair's two factors are one 8-byte load where scale_b allows it (uniform branch).
+    const bool pair_loads = (reinterpret_cast<cuda::std::uintptr_t>(p.scale_b) & 7) == 0;
 #pragma unroll
     for (int q = 0; q < N / 8; ++q) {
       const int c = c_base + 8 * q;
-      const float s0 = c < N_total ? Epi::col_scale(p, c) : 0.0f, s1 = c + 1 < N_total ? Epi::col_scale(p, c + 1) : 0.0f;
+      float s0 = 0.0f, s1 = 0.0f;
+      if (pair_loads && c + 1 < N_total) {
+        const float2 s = __ldg(reinterpret_cast<const float2*>(p.scale_b + c));
+        s0 = s.x;
+        s1 = s.y;
+      } else {
+        if (c < N_total) s0 = Epi::col_scale(p, c);
+        if (c + 1 < N_total) s1 = Epi::col_scale(p, c + 1);
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         d[4 * q + 2 * h] *= rs[h] * s0;
@@ -308,6 +329,16 @@ __device__ inline void pack_fragment(const float (&d)[N / 2], cuda::std::uint32_
   static_assert(Out != kOutF32, "packing is for 16-bit outputs");
 #pragma unroll
   for (int i = 0; i < N / 4; ++i)
+    p[i] = Out == kOutBf16 ? ptx::pack_bf16x2(d[2 * i], d[2 * i + 1]) : ptx::pack_f16x2(d[2 * i], d[2 * i + 1]);
+}
+
+// Packs 64-column chunk g of an m64nN fragment: p[16 g .. 16 g + 15], the pairs store_packed_chunk reads for chunk g
+// (the rest of p is left alone).
+template <int N, int Out>
+__device__ __forceinline__ void pack_chunk(const float (&d)[N / 2], int g, cuda::std::uint32_t (&p)[N / 4]) {
+  static_assert(Out != kOutF32, "packing is for 16-bit outputs");
+#pragma unroll
+  for (int i = 16 * g; i < 16 * g + 16; ++i)
     p[i] = Out == kOutBf16 ? ptx::pack_bf16x2(d[2 * i], d[2 * i + 1]) : ptx::pack_f16x2(d[2 * i], d[2 * i + 1]);
 }
 

@@ -11,6 +11,13 @@
 // kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
 // kPromote K blocks and are added into a second set of fp32 registers (the tensor core's own fp8 accumulation keeps
 // fewer bits than fp32); kPromote = 0 accumulates the whole K range in the wgmma accumulators.
+// kPromoteCols > 0 (with kPromote = 1): the consumer's columns are computed in groups of kPromoteCols, one group's
+// wgmmas at a time into one group-sized accumulator set, each group waited out and added into its columns of the
+// totals before the next group is issued. A 64x256 fragment then holds 64 + 128 registers instead of 2 x 128, so
+// two-level accumulation keeps the 128x256 tile.
+// kOrdered (two consumers, two-level): the consumers take turns issuing their wgmma batches (named barriers), so
+// that one consumer's batch runs on the tensor cores while the other waits for its own and adds it into its totals;
+// without it both issue at once and both wait at the same moment.
 //
 // Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
@@ -34,7 +41,7 @@
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
-//   kFp8B, kPromote, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
+//   kFp8B, kPromote, kPromoteCols, kOrdered, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
 //   kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
@@ -42,6 +49,8 @@
 // stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
 // can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
 // of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
+// With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
+// blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -125,6 +134,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
   static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
+  static_assert(!Cfg::kStoreTma || Cfg::kPromoteCols == 0 || WN % 64 == 0,
+                "with column groups the tile is stored at once, in whole 64-column chunks");
   static_assert(Cfg::kAKMajor || BM % kRowElems == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
@@ -132,6 +143,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // (a global store per mark would make the kernel's memory fences wait for it). Every call site tests kTr first,
   // so that normal builds do not even read the clock.
   constexpr bool kTr = Cfg::kTrace;
+  // Named barriers: 1 + consumer for a consumer's TMA stores, kTurnBarrier + consumer for its turn to issue.
+  constexpr int kTurnBarrier = 8;
   unsigned long long timeline[kTr ? kTraceSlots : 1] = {};
   auto mark = [&](int slot, unsigned long long value) {
     if constexpr (kTr) timeline[slot] = value;
@@ -286,8 +299,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     const int lane = threadIdx.x % 32;
     // A stage is freed in every CTA of the cluster (their producers multicast into our copy of it).
     RingPos<S> pos;
-    float acc[MI][WN / 2];
     constexpr int kPromote = Cfg::kPromote;
+    // Columns per promotion group (the wgmma's N) and the groups of a K block.
+    constexpr int PG = kPromote > 0 && Cfg::kPromoteCols > 0 ? Cfg::kPromoteCols : WN;
+    constexpr int kGroups = WN / PG;
+    static_assert(WN % PG == 0 && PG % 8 == 0, "promotion groups are whole 8-column blocks of the fragment");
+    static_assert(kGroups == 1 || (kPromote == 1 && Cfg::kBKMajor), "column groups promote every K block (K-major B)");
+    static_assert(!Cfg::kOrdered || (C == 2 && kPromote > 0), "ordered issue is for two consumers, two-level");
+    float acc[MI][PG / 2];
     float total[MI][kPromote > 0 ? WN / 2 : 1];  // two-level accumulation: the fp32 sums of the finished runs
     // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
     const uint32_t smem_base = ptx::smem_u32(smem);
@@ -302,7 +321,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
     // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
     // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
-    constexpr bool kDeferred = Cfg::kStoreTma;
+    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1;
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
     constexpr int kUnits = MI * kFragUnits;
     uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
@@ -345,54 +364,73 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
         // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
         const int run_kb = kPromote > 0 ? kb % kPromote : kb;
-        ptx::wgmma_fence();
 #pragma unroll
-        for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
-          const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, 0, k16) : Op::mnmajor_step(BK, 0, k16);
-          const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
+        for (int g = 0; g < kGroups; ++g) {
+          // Ordered issue: consumer 0 opens, each batch is handed to the other consumer once issued (the counts
+          // match: consumer 1 skips its last hand-back, consumer 0 waits for no turn before its first batch).
+          if constexpr (Cfg::kOrdered)
+            if (cidx == 1 || t != first_tile || kb != 0 || g != 0) ptx::named_barrier_sync(kTurnBarrier + cidx, 256);
+          ptx::wgmma_fence();
 #pragma unroll
-          for (int mi = 0; mi < MI; ++mi) {
-            const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
-            const uint32_t a_off = Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
-            const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
-            if constexpr (kFp8)
-              ptx::Mma8bit<WN, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
-            else
-              ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
-                                                                                            (kb | k16) != 0);
-          }
-        }
-        ptx::wgmma_commit();
-        if constexpr (kDeferred)
-          if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
-        if constexpr (!Cfg::Epi::kIdentity)
-          if (kb == k_blocks - 1)  // the epilogue's bias lines into L1, under this K block's MMAs
-            prefetch_bias<typename Cfg::Epi>(ep, tc.batch, tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), kRowsPerConsumer,
-                                             M, tc.n0 + (SN ? cidx * WN : 0), WN, N);
-        if constexpr (kPromote > 0) {
-          if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
-            // The run is complete: wait for its wgmmas, free its stages, add its sum into the fp32 total.
-            ptx::wgmma_wait<0>();
-            if (lane == 0) {
-              if (prev_held) ring.template release<CS>(prev_stage);
-              ring.template release<CS>(pos.stage);
-            }
-            prev_held = false;
+          for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
+            const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, g * PG, k16) : Op::mnmajor_step(BK, 0, k16);
+            const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) {
-              ptx::fence_accumulators(acc[mi]);
-#pragma unroll
-              for (int i = 0; i < WN / 2; ++i) total[mi][i] = kb < kPromote ? acc[mi][i] : total[mi][i] + acc[mi][i];
+              const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
+              const uint32_t a_off =
+                  Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
+              const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
+              if constexpr (kFp8)
+                ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
+              else
+                ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
+                                                                                              (kb | k16) != 0);
             }
-          } else {
-            if (prev_held) {
-              ptx::wgmma_wait<1>();  // NOTE: release a stage only after the wgmmas reading it have completed.
-              if (lane == 0) ring.template release<CS>(prev_stage);
-            }
-            prev_held = true;
-            prev_stage = pos.stage;
           }
-        } else {
+          ptx::wgmma_commit();
+          if constexpr (Cfg::kOrdered)
+            if (cidx == 0 || t + tile_step < sched.total || kb != k_blocks - 1 || g != kGroups - 1) ptx::named_barrier_arrive(kTurnBarrier + (1 - cidx), 256);
+          if (g == 0) {
+            if constexpr (kDeferred)
+              if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
+            if constexpr (!Cfg::Epi::kIdentity)
+              if (kb == k_blocks - 1)  // the epilogue's vectors into L1, under this K block's MMAs
+                prefetch_bias<typename Cfg::Epi>(ep, tc.batch, tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer),
+                                                 kRowsPerConsumer, M, tc.n0 + (SN ? cidx * WN : 0), WN, N);
+          }
+          if constexpr (kPromote > 0) {
+            if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
+              // The run is complete: wait for its wgmmas, free its stages after the last group, add its sum into
+              // the group's columns of the fp32 total.
+              ptx::wgmma_wait<0>();
+              if (g == kGroups - 1) {
+                if (lane == 0) {
+                  if (prev_held) ring.template release<CS>(prev_stage);
+                  ring.template release<CS>(pos.stage);
+                }
+                prev_held = false;
+              }
+#pragma unroll
+              for (int mi = 0; mi < MI; ++mi) {
+                ptx::fence_accumulators(acc[mi]);
+#pragma unroll
+                for (int i = 0; i < PG / 2; ++i) {
+                  float& tot = total[mi][g * (PG / 2) + i];
+                  tot = kb < kPromote ? acc[mi][i] : tot + acc[mi][i];
+                }
+              }
+            } else {
+              if (prev_held) {
+                ptx::wgmma_wait<1>();  // NOTE: release a stage only after the wgmmas reading it have completed.
+                if (lane == 0) ring.template release<CS>(prev_stage);
+              }
+              prev_held = true;
+              prev_stage = pos.stage;
+            }
+          }
+        }
+        if constexpr (kPromote == 0) {
           if (kb > 0) {
             // NOTE: release a stage only after the wgmmas reading it have completed.
             ptx::wgmma_wait<1>();
@@ -419,6 +457,17 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.batch, row0, col0, M, N);
           if constexpr (kDeferred) {
             pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
+          } else if constexpr (Cfg::kStoreTma) {
+            if (row0 < M && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
+#pragma unroll
+              for (int g = 0; g < WN / 64; ++g) {
+                cuda::std::uint32_t v[WN / 4];  // only chunk g's 16 pairs are written and read
+                pack_chunk<WN, Cfg::kOut>(d, g, v);
+                store_packed_chunk<WN, Cfg::kStagingChunks>(v, g, chunk_seq, staging + cidx * kStagingBytes,
+                                                            &tma_out, tc.batch, row0, col0, 1 + cidx);
+                if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
+              }
+            }
           } else {
             store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, d, tc.batch, row0, col0, M, N);
           }

@@ -119,6 +119,32 @@ std::vector<Suite> expand_suite(const std::string& name) {
     throw std::invalid_argument("unknown suite '" + n + "'");
   };
   if (name == "default") return {find("square"), find("llm"), find("fp8")};
+  // Ad-hoc scaled_mm rows: "fp8:MxNxK@EPILOGUE,..." (EPILOGUE as in the fp8 suite: tensorwise, rowwise, each with
+  // "+fast"), e.g. "fp8:8192x8192x8192@rowwise,128x8192x8192@tensorwise+fast".
+  if (name.rfind("fp8:", 0) == 0) {
+    Suite custom = find("fp8");
+    custom.name = "fp8-custom";
+    custom.shapes.clear();
+    std::size_t pos = 4;
+    while (pos < name.size()) {
+      const std::size_t end = std::min(name.find(',', pos), name.size());
+      const std::string item = name.substr(pos, end - pos);
+      const std::size_t at = item.find('@');
+      BenchShape shape;
+      shape.layout = "rc";
+      shape.note = "custom";
+      shape.epilogue = at == std::string::npos ? "" : item.substr(at + 1);
+      static const char* kEpilogues[] = {"tensorwise+fast", "tensorwise", "rowwise+fast", "rowwise"};
+      bool known = false;
+      for (const char* e : kEpilogues) known |= shape.epilogue == e;
+      if (std::sscanf(item.c_str(), "%ldx%ldx%ld", &shape.m, &shape.n, &shape.k) != 3 || !known)
+        throw std::invalid_argument("bad fp8 row '" + item +
+                                    "' (expected MxNxK@EPILOGUE, EPILOGUE tensorwise or rowwise, optionally +fast)");
+      custom.shapes.push_back(shape);
+      pos = end + 1;
+    }
+    return {custom};
+  }
   // Ad-hoc shapes: "MxNxK[:layout],..." (layout rr by default), e.g. "3000x5000x1000:rc,1000x1000x1000".
   if (name.find('x') != std::string::npos && name.find_first_not_of("0123456789x:rc,") == std::string::npos) {
     Suite custom{"custom", "mm", "bf16", {}};

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# device-fp8-v2.sh — FP8 v2 (two-level in column groups with ordered consumers, rowwise scale loads) in one device
+# call, with the carried binaries (.carry/bin) and kernel cache (.carry/kcache.tgz), from a fresh tuning database:
+#   PART=1: scaled_mm GPU tests (cuBLASLt FP8 choices included), the mm regression subset, memcheck on ScaledMm.*,
+#           then the two-level variants forced one at a time on three rows (lab/bench-forced.sh's method);
+#   PART=2: bench fp8 (+ $SUITES). Logs and JSON to $OUT.
+set -uo pipefail
+out=${OUT:-out}
+mkdir -p "$out" /tmp/kc build/tests
+tar -C /tmp/kc -xzf .carry/kcache.tgz
+cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
+source scripts/device-lib.sh
+fresh_db /tmp/kc/kernels
+t=build/tests/tmagemm_gpu_tests
+stage() { echo "== $* ($(date +%T))"; }
+summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+if [ "${PART:-1}" = 1 ]; then
+  stage "scaled_mm tests"
+  timeout 200 $t --gtest_filter="ScaledMm*" > "$out/fp8-tests.txt" 2>&1; echo "rc=$?"
+  summary "$out/fp8-tests.txt"; grep -E "^\[  FAILED|Failure" -A6 "$out/fp8-tests.txt" | head -60
+  stage "regression subset"
+  timeout 120 $t --gtest_filter="PersistentTma.*:Skinny.*:Fallback.*:Dispatch.*:AccuracyFloor.*:Addmm.*" \
+    > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"
+  summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A3 "$out/gpu-tests.txt" | head -20
+  stage "memcheck"
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $t --gtest_filter="ScaledMm.*" \
+    > "$out/memcheck.txt" 2>&1
+  echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
+  stage "forced two-level variants"
+  rows="fp8:8192x8192x8192@tensorwise,4096x14336x4096@rowwise,3000x5008x1024@tensorwise"
+  p=persistent_tma_fp8_
+  timeout 200 lab/bench-forced.sh "$rows" ${p}128x256x128_s4_c2_g8_tmastore_p1n128_o \
+    ${p}128x256x128_s4_c2_g8_cm2_tmastore_p1n128_o ${p}128x256x128_s4_c2_g8_tmastore_p1n128 \
+    ${p}128x256x128_s4_c2_g8_p1n128_o ${p}128x128x128_s6_c2_g8_tmastore_p1_o ${p}128x128x128_s6_c2_g8_tmastore_p1 \
+    2>&1 | tee "$out/forced.txt"
+  stage "forced fast rowwise"
+  timeout 60 lab/bench-forced.sh "fp8:8192x8192x8192@rowwise+fast,8192x8192x8192@tensorwise+fast" \
+    ${p}128x256x128_s4_c2_g8_tmastore 2>&1 | tee -a "$out/forced.txt"
+else
+  for s in ${SUITES:-fp8:300}; do
+    name=${s%%:*} limit=${s##*:}
+    stage "bench $name"
+    timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
+    echo "rc=$?"; rows < "$out/bench-$name.txt"
+  done
+fi
+stage done
