@@ -196,25 +196,14 @@ __device__ __forceinline__ void for_each_fragment_pair(int row0, int col0, F&& f
     for (int h = 0; h < 2; ++h) f(4 * q + 2 * h, r_base + 8 * h, c_base + 8 * q);
 }
 
-// Brings the epilogue's vectors for a tile's rows [row0, row0 + rows) and columns [col0, col0 + cols) into L1
-// ahead of the epilogue (prefetch.global.L1: nothing is held in registers), so that its loads wait ~L1 latency, not
-// L2's: a row- or column-vector bias with unit stride, and rowwise scales (scale_b's columns, scale_a's rows). The
-// persistent kernel issues it during a tile's last K block, under the MMAs. One 128-byte line per lane of each
-// calling warp (at most 8 + 4 lines for the scales: cols <= 256, rows <= 128).
+// Brings the bias values of a tile's rows [row0, row0 + rows) or columns [col0, col0 + cols) into L1 ahead of the
+// epilogue (prefetch.global.L1: nothing is held in registers), so that the epilogue's loads of a row or column
+// vector wait ~L1 latency, not L2's. The persistent kernel issues it during a tile's last K block, under the MMAs.
+// One 128-byte line per lane of each calling warp; only for a vector with unit stride (other biases: nothing).
 template <class Epi>
 __device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch, int row0, int rows, int M, int col0,
                                               int cols, int N_total) {
   const int lane = threadIdx.x % 32;
-  if constexpr (Epi::kScale == 2) {
-    const int col_end = min(col0 + cols, N_total), row_end = min(row0 + rows, M);
-    const int b_lines = (col_end - col0 + 31) / 32, a_lines = (row_end - row0 + 31) / 32;
-    const float* line = nullptr;
-    if (lane < b_lines)
-      line = p.scale_b + col0 + 32 * lane;
-    else if (lane - b_lines < a_lines)
-      line = p.scale_a + row0 + 32 * (lane - b_lines);
-    if (line != nullptr) asm volatile("prefetch.global.L1 [%0];" ::"l"(line));
-  }
   if constexpr (Epi::kBiasType >= 0 && Epi::kBcast != 0) {
     constexpr int kElem = Epi::kBiasType == 2 ? 4 : 2, kPerLine = 128 / kElem;
     const bool row_vector = Epi::kBcast == 1;
@@ -227,41 +216,69 @@ __device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch
   }
 }
 
-// Applies Epi to every in-bounds element of one m64nN fragment in registers (before it is packed for the TMA store).
-// Nothing for IdentityEpilogue.
-template <int N, class Epi>
-__device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
-                                               int col0, int M, int N_total) {
-  if constexpr (Epi::kScale == 1) {  // tensorwise: one factor for the fragment
-    const float s = Epi::row_scale(p, 0);
+// scaled_mm's scale factors for one consumer's MI m64nN fragments (top-left (row0 + 64 mi, col0)), loaded into
+// registers by load() during the tile's last K block, so that their latency runs under the MMAs, and read by
+// apply_epilogue. Tensorwise: one product. Rowwise: the thread's two rows of each fragment, and the columns spread
+// over the warp, 2 x N / 64 values a lane (lane 4a + v, slot k: columns col0 + 64k + 8a + 2v and + 1, one coalesced
+// 8-byte load each), handed to the threads that need them by shuffles (col_pair).
+template <int N, int MI, class Epi>
+struct TileScales {
+  static constexpr bool kRowwise = Epi::kScale == 2;
+  static_assert(!kRowwise || N % 64 == 0, "rowwise scales spread whole 64-column blocks over a warp");
+  float2 col[kRowwise ? N / 64 : 1];
+  float row[kRowwise ? MI : 1][2];
+  float tensor;
+
+  __device__ __forceinline__ void load(const EpilogueParams& p, int row0, int col0, int M, int N_total) {
+    if constexpr (Epi::kScale == 1) tensor = __ldg(p.scale_a) * __ldg(p.scale_b);
+    if constexpr (kRowwise) {
+      const int t = threadIdx.x % 128, lane = t % 32;
+      const bool pairs = (reinterpret_cast<cuda::std::uintptr_t>(p.scale_b) & 7) == 0;  // uniform
 #pragma unroll
-    for (int i = 0; i < N / 2; ++i) d[i] *= s;
-  } else if constexpr (Epi::kScale == 2) {
-    // Rowwise: each of the thread's two rows loads its factor once, each column pair its two (out-of-bounds rows and
-    // columns are never read: their values are not stored).
-    const int t = threadIdx.x % 128;
-    const int r_base = row0 + 16 * (t / 32) + (t % 32) / 4, c_base = col0 + 2 * (t % 4);
-    float rs[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) rs[h] = r_base + 8 * h < M ? Epi::row_scale(p, r_base + 8 * h) : 0.0f;
-    // c is even: a column pair's two factors are one 8-byte load where scale_b allows it (uniform branch).
-    const bool pair_loads = (reinterpret_cast<cuda::std::uintptr_t>(p.scale_b) & 7) == 0;
-#pragma unroll
-    for (int q = 0; q < N / 8; ++q) {
-      const int c = c_base + 8 * q;
-      float s0 = 0.0f, s1 = 0.0f;
-      if (pair_loads && c + 1 < N_total) {
-        const float2 s = __ldg(reinterpret_cast<const float2*>(p.scale_b + c));
-        s0 = s.x;
-        s1 = s.y;
-      } else {
-        if (c < N_total) s0 = Epi::col_scale(p, c);
-        if (c + 1 < N_total) s1 = Epi::col_scale(p, c + 1);
+      for (int k = 0; k < N / 64; ++k) {
+        const int c = col0 + 64 * k + 8 * (lane / 4) + 2 * (lane % 4);  // even
+        if (pairs && c + 1 < N_total) {
+          col[k] = __ldg(reinterpret_cast<const float2*>(p.scale_b + c));
+        } else {
+          col[k].x = c < N_total ? __ldg(p.scale_b + c) : 0.0f;
+          col[k].y = c + 1 < N_total ? __ldg(p.scale_b + c + 1) : 0.0f;
+        }
       }
 #pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row0 + 64 * mi + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+          row[mi][h] = r < M ? __ldg(p.scale_a + r) : 0.0f;
+        }
+    }
+  }
+  // The factors of this thread's columns 8q + 2 (lane % 4) and + 1 of the fragment. All 32 lanes call it together.
+  __device__ __forceinline__ float2 col_pair(int q) const {
+    const int src = (q % 8) * 4 + (threadIdx.x % 4);
+    return make_float2(__shfl_sync(0xffffffffu, col[q / 8].x, src), __shfl_sync(0xffffffffu, col[q / 8].y, src));
+  }
+};
+
+// Applies Epi to every in-bounds element of one m64nN fragment in registers (before it is packed for the TMA store),
+// fragment mi of the consumer's TileScales `sc` (loaded beforehand when Epi scales). Nothing for IdentityEpilogue.
+// Called by all 128 threads of the warpgroup together (the rowwise factors come through shuffles).
+template <int N, class Epi, int MI>
+__device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
+                                               int col0, int M, int N_total, const TileScales<N, MI, Epi>& sc,
+                                               int mi) {
+  if constexpr (Epi::kScale == 1) {  // tensorwise: one factor for the fragment
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) d[i] *= sc.tensor;
+  } else if constexpr (Epi::kScale == 2) {
+    // Rowwise: out-of-bounds rows and columns got factor 0 (their values are not stored).
+#pragma unroll
+    for (int q = 0; q < N / 8; ++q) {
+      const float2 s = sc.col_pair(q);
+#pragma unroll
       for (int h = 0; h < 2; ++h) {
-        d[4 * q + 2 * h] *= rs[h] * s0;
-        d[4 * q + 2 * h + 1] *= rs[h] * s1;
+        d[4 * q + 2 * h] *= sc.row[mi][h] * s.x;
+        d[4 * q + 2 * h + 1] *= sc.row[mi][h] * s.y;
       }
     }
   }

@@ -15,9 +15,6 @@
 // wgmmas at a time into one group-sized accumulator set, each group waited out and added into its columns of the
 // totals before the next group is issued. A 64x256 fragment then holds 64 + 128 registers instead of 2 x 128, so
 // two-level accumulation keeps the 128x256 tile.
-// kOrdered (two consumers, two-level): the consumers take turns issuing their wgmma batches (named barriers), so
-// that one consumer's batch runs on the tensor cores while the other waits for its own and adds it into its totals;
-// without it both issue at once and both wait at the same moment.
 //
 // Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
@@ -41,7 +38,7 @@
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
-//   kFp8B, kPromote, kPromoteCols, kOrdered, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
+//   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
 //   kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
@@ -143,8 +140,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // (a global store per mark would make the kernel's memory fences wait for it). Every call site tests kTr first,
   // so that normal builds do not even read the clock.
   constexpr bool kTr = Cfg::kTrace;
-  // Named barriers: 1 + consumer for a consumer's TMA stores, kTurnBarrier + consumer for its turn to issue.
-  constexpr int kTurnBarrier = 8;
   unsigned long long timeline[kTr ? kTraceSlots : 1] = {};
   auto mark = [&](int slot, unsigned long long value) {
     if constexpr (kTr) timeline[slot] = value;
@@ -305,7 +300,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     constexpr int kGroups = WN / PG;
     static_assert(WN % PG == 0 && PG % 8 == 0, "promotion groups are whole 8-column blocks of the fragment");
     static_assert(kGroups == 1 || (kPromote == 1 && Cfg::kBKMajor), "column groups promote every K block (K-major B)");
-    static_assert(!Cfg::kOrdered || (C == 2 && kPromote > 0), "ordered issue is for two consumers, two-level");
     float acc[MI][PG / 2];
     float total[MI][kPromote > 0 ? WN / 2 : 1];  // two-level accumulation: the fp32 sums of the finished runs
     // Stage 0's descriptors (offset 0 of A and of B); the loop adds byte offsets to their address field.
@@ -355,8 +349,17 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       TileCoord tc = sched.tile(t);
       tc.m0 += rm * BM;
       tc.n0 += rn * BN;
+      // This consumer's part of the tile: its first row and column, and the scales of its fragments.
+      const int row_base = tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), col_base = tc.n0 + (SN ? cidx * WN : 0);
+      TileScales<WN, MI, typename Cfg::Epi> scales;
       int prev_stage = 0;
       bool prev_held = false;  // two-level: a stage whose wgmmas may still run has not been released yet
+      if constexpr (kPromote > 0) {  // zeroed once a tile: the promotions then add without a select
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+          for (int i = 0; i < WN / 2; ++i) total[mi][i] = 0.0f;
+      }
       for (int kb = 0; kb < k_blocks; ++kb) {
         ring.wait_full(pos);
         if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
@@ -366,10 +369,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int run_kb = kPromote > 0 ? kb % kPromote : kb;
 #pragma unroll
         for (int g = 0; g < kGroups; ++g) {
-          // Ordered issue: consumer 0 opens, each batch is handed to the other consumer once issued (the counts
-          // match: consumer 1 skips its last hand-back, consumer 0 waits for no turn before its first batch).
-          if constexpr (Cfg::kOrdered)
-            if (cidx == 1 || t != first_tile || kb != 0 || g != 0) ptx::named_barrier_sync(kTurnBarrier + cidx, 256);
           ptx::wgmma_fence();
 #pragma unroll
           for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
@@ -389,15 +388,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             }
           }
           ptx::wgmma_commit();
-          if constexpr (Cfg::kOrdered)
-            if (cidx == 0 || t + tile_step < sched.total || kb != k_blocks - 1 || g != kGroups - 1) ptx::named_barrier_arrive(kTurnBarrier + (1 - cidx), 256);
           if (g == 0) {
             if constexpr (kDeferred)
               if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
             if constexpr (!Cfg::Epi::kIdentity)
-              if (kb == k_blocks - 1)  // the epilogue's vectors into L1, under this K block's MMAs
-                prefetch_bias<typename Cfg::Epi>(ep, tc.batch, tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer),
-                                                 kRowsPerConsumer, M, tc.n0 + (SN ? cidx * WN : 0), WN, N);
+              if (kb == k_blocks - 1) {  // the epilogue's vectors, under this K block's MMAs
+                prefetch_bias<typename Cfg::Epi>(ep, tc.batch, row_base, kRowsPerConsumer, M, col_base, WN, N);
+                if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, M, N);
+              }
           }
           if constexpr (kPromote > 0) {
             if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
@@ -415,10 +413,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
               for (int mi = 0; mi < MI; ++mi) {
                 ptx::fence_accumulators(acc[mi]);
 #pragma unroll
-                for (int i = 0; i < PG / 2; ++i) {
-                  float& tot = total[mi][g * (PG / 2) + i];
-                  tot = kb < kPromote ? acc[mi][i] : tot + acc[mi][i];
-                }
+                for (int i = 0; i < PG / 2; ++i) total[mi][g * (PG / 2) + i] += acc[mi][i];
               }
             } else {
               if (prev_held) {
@@ -454,7 +449,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
         auto finish = [&](float (&d)[WN / 2]) {
-          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.batch, row0, col0, M, N);
+          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.batch, row0, col0, M, N, scales, mi);
           if constexpr (kDeferred) {
             pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
           } else if constexpr (Cfg::kStoreTma) {

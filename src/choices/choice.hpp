@@ -112,5 +112,6 @@ Backend persistent_tma_backend();
 Backend cublaslt_backend();
 Backend fallback_backend();
 Backend skinny_backend();
+Backend pad_tma_backend();
 
 }  // namespace tmagemm::choices

@@ -32,11 +32,9 @@ struct TmaConfig {
   // accumulators waited out and added into the totals before the next group is issued (64 + 128 registers for a
   // 64x256 fragment instead of 2 x 128). With the TMA store the tile is then stored at once (no packed copy).
   int promote_n = 0;
-  // Two consumers take turns issuing their wgmma batches (two-level only): one's batch runs while the other adds.
-  bool ordered = false;
 
   // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4"; fp8:
-  // "persistent_tma_fp8_..." and "_p<promote>" + "n<promote_n>", "_o")
+  // "persistent_tma_fp8_..." and "_p<promote>" + "n<promote_n>")
   std::string name() const;
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for
   int threads() const { return 128 * (consumers + 1); }

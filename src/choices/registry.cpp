@@ -17,7 +17,7 @@ namespace tmagemm::choices {
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> all = {persistent_tma_backend(), cublaslt_backend(), fallback_backend(),
-                                           skinny_backend()};
+                                           skinny_backend(), pad_tma_backend()};
   return all;
 }
 
@@ -28,6 +28,7 @@ const std::vector<BackendSwitch>& backend_switches() {
       {"fallback", &Options::fallback, "fallback", "TMAGEMM_FALLBACK", "-fallback"},
       {"cublaslt", &Options::cublaslt, "cublaslt", "TMAGEMM_CUBLASLT", "-cublaslt"},
       {"skinny", &Options::skinny, "skinny", "TMAGEMM_SKINNY", "-skinny"},
+      {"pad_tma", &Options::pad_tma, "pad_tma", "TMAGEMM_PAD_TMA", "-pad"},
   };
   return table;
 }

@@ -70,6 +70,8 @@ struct GemmProblem {
   const float* scale_a = nullptr;  // 1 value (tensorwise) or M values (rowwise)
   const float* scale_b = nullptr;  // 1 value (tensorwise) or N values (rowwise)
   bool fast_accum = false;
+  // out's rows may be written past column N - 1 up to the next 16 bytes (out is tmagemm's own scratch: the pad path).
+  bool out_row_slack = false;
 
   std::string describe() const;   // e.g. "mm(4096x4096 row, 4096x14336 col) bf16->bf16"
 };

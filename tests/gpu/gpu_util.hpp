@@ -17,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "choices/choice.hpp"
 #include "jit/jit.hpp"
+#include "problem/problem.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/tmagemm.hpp"
@@ -301,5 +303,103 @@ class FreshTuningDb {
   std::filesystem::path dir_;
   std::optional<std::string> previous_;
 };
+
+// A view into `storage` (a dense row-major buffer of 16-bit or f32 elements) starting `offset` elements in.
+inline TensorView view_of(const Matrix& storage, int64_t offset, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  TensorView v;
+  v.data = static_cast<char*>(storage.dev->ptr) + offset * static_cast<int64_t>(storage.elem());
+  v.dtype = storage.dtype;
+  v.rank = 2;
+  v.sizes[0] = rows;
+  v.sizes[1] = cols;
+  v.strides[0] = rs;
+  v.strides[1] = cs;
+  return v;
+}
+
+// Reference (fp32 accumulation) for arbitrary 2-D views.
+inline std::vector<float> reference_views(const TensorView& a, const TensorView& b) {
+  const int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
+  const int in = a.dtype == DType::bf16 ? 0 : 1;
+  jit::KernelSpec spec;
+  spec.name = fmt::format("reference_gemm_{}", in);
+  spec.header = "reference.cuh";
+  spec.kernel = fmt::format("tmagemm::kernels::reference_gemm<{}>", in);
+  CUfunction fn = jit::load(spec, 0, 0);
+  DeviceBuffer out(static_cast<std::size_t>(std::max<int64_t>(M * N, 1)) * 4);
+  const void* pa = a.data;
+  const void* pb = b.data;
+  void* po = out.ptr;
+  int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K), bt = 1;
+  long long ars = a.strides[0], acs = a.strides[1], abs_ = 0, brs = b.strides[0], bcs = b.strides[1], bbs = 0;
+  void* params[] = {&pa, &pb, &po, &m, &n, &k, &bt, &ars, &acs, &abs_, &brs, &bcs, &bbs};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>((M * N + 255) / 256);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "reference launch");
+  std::vector<float> host(static_cast<std::size_t>(M * N));
+  cuda_ok(cudaMemcpy(host.data(), out.ptr, host.size() * 4, cudaMemcpyDeviceToHost), "reference download");
+  return host;
+}
+
+// Launches each of `choices` that can run mm(a, b) -> out directly (with its workspace), and checks the values
+// against reference_views (relative Frobenius error <= 1e-2), NaNs, and that nothing outside the `out` view of
+// `out_storage` (made with random = false: the poison) changed. all_must_apply: a choice that cannot run the
+// problem fails the test (else it is skipped). Returns the number of choices run.
+inline int check_choices_on_views(const std::vector<choices::ChoicePtr>& choices, const TensorView& a,
+                                  const TensorView& b, Matrix& out_storage, const TensorView& out,
+                                  bool all_must_apply) {
+  const GemmProblem p = make_mm_problem(a, b, out);
+  const auto ref = reference_views(a, b);
+  const auto& dev = runtime::device_info(0);
+  int ran = 0;
+  for (const auto& choice : choices) {
+    SCOPED_TRACE(choice->name());
+    const std::string why = choice->can_implement(p, dev);
+    if (all_must_apply) EXPECT_EQ(why, "");
+    if (!why.empty()) continue;
+    ++ran;
+    out_storage.upload();  // poison (the storage was made with random = false)
+    DeviceBuffer workspace(std::max<std::size_t>(choice->workspace_bytes(p), 1));
+    choice->launch(p, nullptr, Options::defaults_only(), workspace.ptr);
+    cuda_ok(cudaDeviceSynchronize(), choice->name().c_str());
+    std::vector<uint8_t> host(out_storage.host.size());
+    cuda_ok(cudaMemcpy(host.data(), out_storage.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
+    const std::size_t es = out_storage.elem();
+    const auto base = static_cast<const char*>(out.data) - static_cast<const char*>(out_storage.dev->ptr);
+    std::vector<uint8_t> inside(host.size() / es, 0);
+    double num = 0, den = 0;
+    int64_t bad = 0;
+    for (int64_t r = 0; r < out.sizes[0]; ++r)
+      for (int64_t c = 0; c < out.sizes[1]; ++c) {
+        const int64_t e = base / static_cast<int64_t>(es) + r * out.strides[0] + c * out.strides[1];
+        inside[e] = 1;
+        float v;
+        if (out.dtype == DType::f32) {
+          std::memcpy(&v, host.data() + e * 4, 4);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, host.data() + e * 2, 2);
+          v = out.dtype == DType::bf16 ? bf16_to_float(h) : f16_to_float(h);
+        }
+        const double x = ref[r * out.sizes[1] + c];
+        if (!std::isfinite(v)) {
+          ++bad;
+          continue;
+        }
+        num += (v - x) * (v - x);
+        den += x * x;
+      }
+    EXPECT_EQ(bad, 0);
+    EXPECT_LE(std::sqrt(num / std::max(den, 1e-30)), 1e-2);
+    int64_t touched = 0;
+    for (std::size_t i = 0; i < inside.size(); ++i)
+      if (!inside[i] && std::memcmp(host.data() + i * es, out_storage.host.data() + i * es, es) != 0) ++touched;
+    EXPECT_EQ(touched, 0) << "elements outside the output view changed";
+  }
+  return ran;
+}
 
 }  // namespace tmagemm::testing

@@ -83,6 +83,9 @@ struct Row {
   std::optional<double> unfused_ms;
   int unfused_algo = -1;
   std::vector<double> unfused_trials_ms;  // as baseline_trials_ms, for the pair with each mm algorithm
+  bool aligned = false;  // misaligned suite: also timed tmagemm on the same shape with 16-byte aligned operands
+  std::optional<double> aligned_ms;
+  std::string aligned_choice;
 
   double flops() const { return 2.0 * batch * m * n * k; }
   double bytes() const {
@@ -102,6 +105,13 @@ struct Row {
     auto o = ours_tflops(), b = base_tflops();
     if (!o || !b) return std::nullopt;
     return *o / *b;
+  }
+  std::optional<double> aligned_tflops() const { return per_s(aligned_ms, flops(), 1e12); }
+  // tmagemm on the misaligned operands over tmagemm on aligned ones (same M, N, K).
+  std::optional<double> vs_aligned() const {
+    auto o = ours_tflops(), a = aligned_tflops();
+    if (!o || !a) return std::nullopt;
+    return *o / *a;
   }
   std::optional<double> ratio_unfused() const {
     auto o = ours_tflops(), u = unfused_tflops();
@@ -430,11 +440,20 @@ std::vector<int> checked_algos(Context& ctx, const std::vector<int>& algos, cons
 
 // tmagemm's output (`out`, 16-bit) against the baseline's (`base`; empty: the CPU samples). Sets the row's rel_err;
 // false (the row marked FAIL) when it is wrong.
+// A padded output (row pitch ld > cols) is compared on its matrix elements only.
 bool check_ours(Row& row, DType dtype, const DeviceBuffer& out, const std::vector<std::uint16_t>& base,
-                const Sampler& sampled, const std::vector<double>& ref) {
+                const Sampler& sampled, const std::vector<double>& ref, int64_t cols = 0, int64_t ld = 0) {
   std::vector<std::uint16_t> ours(out.bytes() / 2);
   cuda_check(cudaMemcpy(ours.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(out)");
-  row.rel_err = !base.empty() ? rel_frobenius(dtype, ours, base) : rel_frobenius(sampled(ours), ref);
+  auto dense = [&](const std::vector<std::uint16_t>& h) {
+    if (ld <= cols) return h;
+    std::vector<std::uint16_t> d;
+    for (std::size_t r = 0; r < h.size() / static_cast<std::size_t>(ld); ++r)
+      d.insert(d.end(), h.begin() + static_cast<std::ptrdiff_t>(r * ld),
+               h.begin() + static_cast<std::ptrdiff_t>(r * ld + cols));
+    return d;
+  };
+  row.rel_err = !base.empty() ? rel_frobenius(dtype, dense(ours), dense(base)) : rel_frobenius(sampled(ours), ref);
   if (*row.rel_err <= kTolerance) return true;
   row.status = "FAIL";
   row.error = fmt::format("tmagemm result is wrong: rel err {:.3g} vs {} (tolerance {:g})", *row.rel_err,
@@ -554,6 +573,64 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
   if (row.unfused && sides[2].fn) row.unfused_ms = median(sides[2].t);
 }
 
+// The misaligned suite's reference point: tmagemm on the same M x N x K with every operand 16-byte aligned (leading
+// dimensions rounded up to 8 elements, bases 256-byte aligned), tuned like the row, its result checked against the
+// CPU reference on sampled elements, then timed alone (median of the row's run count, L2 flushed before each run).
+void bench_aligned_twin(Context& ctx, Row& row, DType dtype, const Layout& layout) {
+  row.aligned = true;
+  const int64_t M = row.m, N = row.n, K = row.k;
+  const int64_t lda = layout.a_col ? (M + 7) / 8 * 8 : (K + 7) / 8 * 8;
+  const int64_t ldb = layout.b_col ? (K + 7) / 8 * 8 : (N + 7) / 8 * 8, ldc = (N + 7) / 8 * 8;
+  const std::size_t es = itemsize(dtype);
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(layout.a_col ? K * lda : M * lda)),
+      hb(static_cast<std::size_t>(layout.b_col ? N * ldb : K * ldb));
+  fill_cycled(ha, ctx.pool, 0);
+  fill_cycled(hb, ctx.pool, kPoolSize / 2);
+  DeviceBuffer da(ha.size() * es), db(hb.size() * es), dc(static_cast<std::size_t>(M * ldc) * es);
+  cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(aligned A)");
+  cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(aligned B)");
+  cuda_check(cudaMemset(dc.get(), 0xff, dc.bytes()), "cudaMemset(aligned out)");
+  const TensorView a = layout.a_col ? TensorView::strided(da.get(), dtype, {M, K}, {1, lda}, ctx.device)
+                                    : TensorView::strided(da.get(), dtype, {M, K}, {lda, 1}, ctx.device);
+  const TensorView b = layout.b_col ? TensorView::strided(db.get(), dtype, {K, N}, {1, ldb}, ctx.device)
+                                    : TensorView::strided(db.get(), dtype, {K, N}, {ldb, 1}, ctx.device);
+  const TensorView out = TensorView::strided(dc.get(), dtype, {M, N}, {ldc, 1}, ctx.device);
+  const auto ours = [&] { tmagemm::mm(a, b, out, ctx.options); };
+  try {
+    ours();
+    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::mm (aligned twin)");
+    for (const ChoiceReport& c : tmagemm::explain_mm(a, b, out, ctx.options).choices)
+      if (c.selected) row.aligned_choice = c.name;
+  } catch (const std::exception& e) {
+    row.error += std::string(row.error.empty() ? "" : "; ") + "aligned twin: " + e.what();
+    return;
+  }
+  std::vector<std::uint16_t> hc(static_cast<std::size_t>(M * ldc));
+  cuda_check(cudaMemcpy(hc.data(), dc.get(), dc.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(aligned out)");
+  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 7 + N * 11 + K));
+  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
+  std::vector<double> got, ref;
+  for (int s = 0; s < kReferenceSamples; ++s) {
+    const int64_t i = ri(rng), j = rj(rng);
+    double acc = 0;
+    for (int64_t kk = 0; kk < K; ++kk) {
+      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * lda : i * lda + kk)];
+      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * ldb : kk * ldb + j)];
+      acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
+    }
+    ref.push_back(acc);
+    got.push_back(from_16bit(dtype, hc[static_cast<std::size_t>(i * ldc + j)]));
+  }
+  if (const double e = rel_frobenius(got, ref); !(e <= kTolerance)) {
+    row.error += fmt::format("{}aligned twin: wrong result (rel err {:.3g})", row.error.empty() ? "" : "; ", e);
+    return;
+  }
+  for (int w = 0; w < kWarmupRuns; ++w) ours();
+  std::vector<float> t;
+  for (int r = 0; r < std::max(row.runs, ctx.reps); ++r) t.push_back(timed_run(ctx, ours));
+  row.aligned_ms = median(t);
+}
+
 // Benchmarks one mm or addmm row. Throws only for failures that leave nothing to record (e.g. out of memory).
 Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row = row_for(suite, shape, dtype);
@@ -572,12 +649,16 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
       ((shape.a_pad != 0 || shape.a_offset != 0) && layout.a_col))
     throw std::invalid_argument("a sliced A must be row-major and fit in its buffer (0 <= a_offset <= a_pad)");
   const int64_t lda = layout.a_col ? M : K + shape.a_pad;
+  // B (row-major only) and out may have padded rows: ld N + b_pad, N + out_pad.
+  if (shape.b_pad < 0 || shape.out_pad < 0 || (shape.b_pad != 0 && layout.b_col))
+    throw std::invalid_argument("a padded B must be row-major (0 <= b_pad), and 0 <= out_pad");
+  const int64_t ldb = layout.b_col ? K : N + shape.b_pad, ldc = N + shape.out_pad;
   std::vector<std::uint16_t> ha(static_cast<std::size_t>(layout.a_col ? M * K : M * lda)),
-      hb(static_cast<std::size_t>(K * N));
+      hb(static_cast<std::size_t>(layout.b_col ? K * N : K * ldb));
   fill_cycled(ha, ctx.pool, 0);
   fill_cycled(hb, ctx.pool, kPoolSize / 2);
   DeviceBuffer da(ha.size() * es), db(hb.size() * es);
-  DeviceBuffer dc_ours(static_cast<std::size_t>(M * N) * es), dc_base(static_cast<std::size_t>(M * N) * es);
+  DeviceBuffer dc_ours(static_cast<std::size_t>(M * ldc) * es), dc_base(static_cast<std::size_t>(M * ldc) * es);
   cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
   cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
   // addmm: bias (N) random normal like the inputs, in the output dtype; the unfused pair writes its own output.
@@ -594,8 +675,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   void* a_base = static_cast<char*>(da.get()) + shape.a_offset * static_cast<int64_t>(es);
   const TensorView a = layout.a_col ? matrix_view(da.get(), dtype, M, K, true, ctx.device)
                                     : TensorView::strided(a_base, dtype, {M, K}, {lda, 1}, ctx.device);
-  const TensorView b = matrix_view(db.get(), dtype, K, N, layout.b_col, ctx.device);
-  const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
+  const TensorView b = layout.b_col ? matrix_view(db.get(), dtype, K, N, true, ctx.device)
+                                    : TensorView::strided(db.get(), dtype, {K, N}, {ldb, 1}, ctx.device);
+  const TensorView out = TensorView::strided(dc_ours.get(), dtype, {M, N}, {ldc, 1}, ctx.device);
   // addmm: bias (N) passed as a 1xN view; beta = alpha = 1.
   const TensorView bias = TensorView::contiguous(dbias.get(), dtype, {1, N}, ctx.device);
 
@@ -635,7 +717,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   try {
     lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
                                           kBaselineAlgos, lda, a_base, db.get(), dc_base.get(),
-                                          epi.bias ? dbias.get() : nullptr, epi.act);
+                                          epi.bias ? dbias.get() : nullptr, epi.act, nullptr, ldb, ldc);
     algos = runnable_algos(ctx, lt->algo_count(),
                            [&](int i) { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); });
   } catch (const std::exception& e) {
@@ -680,7 +762,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     double acc = 0;
     for (int64_t kk = 0; kk < K; ++kk) {
       const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk)];
-      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * N + j)];
+      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * ldb + j)];
       acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
     }
     if (epi.bias) acc += from_16bit(dtype, hbias[static_cast<std::size_t>(j)]);
@@ -688,18 +770,19 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   }
   auto sampled = [&](const std::vector<std::uint16_t>& h) {
     std::vector<double> got;
-    for (auto [i, j] : samples) got.push_back(from_16bit(dtype, h[static_cast<std::size_t>(i * N + j)]));
+    for (auto [i, j] : samples) got.push_back(from_16bit(dtype, h[static_cast<std::size_t>(i * ldc + j)]));
     return got;
   };
-  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * N));
+  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * ldc));
   const std::vector<int> good_algos =
       checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
   const std::vector<int> good_unfused = checked_algos(ctx, unfused_algos, run_unfused, dc_unfused, sampled, ref, h_algo,
                                                      nullptr, unfused_problem, "unfused pair: ");
-  if (ours && !check_ours(row, dtype, dc_ours, h_base, sampled, ref)) return row;  // wrong: a failure, not a number
+  if (ours && !check_ours(row, dtype, dc_ours, h_base, sampled, ref, N, ldc)) return row;  // wrong: a failure
 
   measure(ctx, row, ours, good_algos, run_algo, lt ? lt->algo_count() : 0, base_problem, good_unfused, run_unfused,
           lt_mm ? lt_mm->algo_count() : 0, unfused_problem);
+  if (suite.report_aligned && ours && !is_addmm) bench_aligned_twin(ctx, row, dtype, layout);
   return row;
 }
 
@@ -866,12 +949,14 @@ void print_header(const Suite& suite) {
   fmt::print(" {:>10} {:>10} {:>7}", "tmagemm", "cuBLASLt", "ratio");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "unfused", "ratio_u");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "tm TB/s", "cu TB/s");
+  if (suite.report_aligned) fmt::print(" {:>10} {:>7}", "aligned", "vs_al");
   fmt::print("  {:<9} {:<8} {}\n", "rel_err", "status", "choice");
   fmt::print("{:<18} {:<6}", "", "");
   if (per_row_epilogues(suite)) fmt::print(" {:<15}", "");
   fmt::print(" {:>10} {:>10} {:>7}", "TFLOP/s", "TFLOP/s", "");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "TFLOP/s", "");
   if (suite.report_bandwidth) fmt::print(" {:>8} {:>8}", "", "");
+  if (suite.report_aligned) fmt::print(" {:>10} {:>7}", "TFLOP/s", "");
   fmt::print("\n");
 }
 
@@ -883,6 +968,7 @@ void print_row(const Row& r) {
   fmt::print(" {:>10} {:>10} {:>7}", num(r.ours_tflops()), num(r.base_tflops()), num(r.ratio(), "{:.3f}"));
   if (r.unfused) fmt::print(" {:>10} {:>7}", num(r.unfused_tflops()), num(r.ratio_unfused(), "{:.3f}"));
   if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
+  if (r.aligned) fmt::print(" {:>10} {:>7}", num(r.aligned_tflops()), num(r.vs_aligned(), "{:.3f}"));
   fmt::print("  {:<9} {:<8} {}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice);
   if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, short_message(r.error));
   std::fflush(stdout);
@@ -917,6 +1003,12 @@ nlohmann::ordered_json to_json(const Row& r) {
   if (r.bandwidth) {
     j["tmagemm_tbps"] = opt(r.ours_tbps());
     j["baseline_tbps"] = opt(r.base_tbps());
+  }
+  if (r.aligned) {  // tmagemm on the same shape with aligned operands (misaligned suite)
+    j["aligned_tflops"] = opt(r.aligned_tflops());
+    j["vs_aligned"] = opt(r.vs_aligned());
+    j["aligned_ms"] = opt(r.aligned_ms);
+    j["aligned_choice"] = r.aligned_choice;
   }
   if (r.unfused) {  // the unfused pair: cuBLASLt mm (no epilogue), then the bias + activation kernel
     j["unfused_tflops"] = opt(r.unfused_tflops());
@@ -1046,6 +1138,7 @@ int run_bench(const BenchOptions& opt) {
     };
     geomean_line("cuBLASLt", &Row::ratio);
     if (suite.report_unfused) geomean_line("unfused", &Row::ratio_unfused);
+    if (suite.report_aligned) geomean_line("aligned operands", &Row::vs_aligned);
     if (suite.op == "scaled_mm") {  // the targets are per accumulation mode
       const auto fast = [](const Row& r) { return r.epilogue.find("+fast") != std::string::npos; };
       geomean_line("cuBLASLt", &Row::ratio, fast, "fast accumulation");

@@ -54,7 +54,7 @@ cublasLtHandle_t cublaslt_handle() {
 CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                                std::size_t workspace_bytes, int max_algos, int64_t lda, const void* a,
                                const void* b, const void* c, const void* bias, Activation act,
-                               const Fp8Baseline* fp8)
+                               const Fp8Baseline* fp8, int64_t ldb, int64_t ldc)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   if (fp8 && (layout.a_col || !layout.b_col))
     throw std::invalid_argument("cuBLASLt FP8 baseline: A must be row-major and B column-major (layout rc)");
@@ -108,16 +108,18 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
              "set BIAS_DATA_TYPE");
   }
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  if (ldb == 0) ldb = layout.b_col ? k : n;
+  if (ldc == 0) ldc = n;
   if (layout.b_col)
-    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(k), u(n), k), "layout A (our B, column-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(k), u(n), ldb), "layout A (our B, column-major)");
   else
-    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(n), u(k), n), "layout A (our B, row-major)");
+    lt_check(cublasLtMatrixLayoutCreate(&lt_a_, type_a, u(n), u(k), ldb), "layout A (our B, row-major)");
   if (lda == 0) lda = layout.a_col ? m : k;
   if (layout.a_col)
     lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type_b, u(m), u(k), lda), "layout B (our A, column-major)");
   else
     lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type_b, u(k), u(m), lda), "layout B (our A, row-major)");
-  lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), n), "layout C");
+  lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), ldc), "layout C");
 
   cublasLtMatmulPreference_t pref = nullptr;
   lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
@@ -127,7 +129,6 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   // NOTE: the heuristic assumes 256-byte-aligned matrices unless told otherwise; an algorithm picked under
   // that assumption refuses (or misreads) a less aligned pointer or leading dimension.
   const std::size_t es = fp8 ? 1 : itemsize(dtype), es_out = fp8 ? itemsize(fp8->out) : es;
-  const int64_t ldb = layout.b_col ? k : n;
   auto align = [](const void* p, int64_t ld_bytes) {
     uint64_t x = reinterpret_cast<std::uintptr_t>(p) | static_cast<uint64_t>(ld_bytes) | 256u;
     return static_cast<uint32_t>(x & (~x + 1));  // lowest set bit, at most 256
@@ -135,8 +136,8 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(b, ldb * static_cast<int64_t>(es))},  // our B
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(a, lda * static_cast<int64_t>(es))},  // our A
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, n * static_cast<int64_t>(es_out))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, n * static_cast<int64_t>(es_out))}};
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, ldc * static_cast<int64_t>(es_out))},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, ldc * static_cast<int64_t>(es_out))}};
   for (const auto& [attr, bytes] : alignments)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
   algos_.resize(static_cast<std::size_t>(max_algos));

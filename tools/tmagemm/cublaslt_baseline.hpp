@@ -38,12 +38,14 @@ class CublasLtMatmul {
   // GELU_BIAS (the tanh approximation: Activation::gelu_tanh), or RELU / GELU without a bias. A per-column bias of
   // row-major C is a per-row bias of the column-major C^T that cuBLASLt computes: its bias vector of m = N
   // values. Other activations throw std::invalid_argument (cuBLASLt has no epilogue for them).
+  // `ldb` / `ldc` 0: dense B / C (row-major C only: ldc >= n).
   // With `fp8` (layout "rc" only): torch._scaled_mm's product, out = (A @ B) * scale_a * scale_b (+ bias), through
   // cuBLASLt's scale pointers (rowwise: its outer-vector scale mode) and its FAST_ACCUM flag; `dtype` is then unused.
   CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                  std::size_t workspace_bytes, int max_algos = 4, int64_t lda = 0, const void* a = nullptr,
                  const void* b = nullptr, const void* c = nullptr, const void* bias = nullptr,
-                 Activation act = Activation::none, const Fp8Baseline* fp8 = nullptr);
+                 Activation act = Activation::none, const Fp8Baseline* fp8 = nullptr, int64_t ldb = 0,
+                 int64_t ldc = 0);
   ~CublasLtMatmul();
   CublasLtMatmul(const CublasLtMatmul&) = delete;
   CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;

@@ -40,12 +40,17 @@ std::vector<Suite> make_suites() {
     for (const auto& x : nk) decode.shapes.push_back({1, m, x[0], x[1], "rr", "decode"});
   s.push_back(decode);
 
-  // misaligned: three llm shapes that TMA cannot take (rows or base not 16-byte aligned), so the fallback
-  // template and cuBLASLt are the only choices. bf16, A and B row-major.
+  // misaligned: llm shapes with operands TMA cannot take as they are (rows or base not 16-byte aligned): the pad
+  // path, the fallback template and cuBLASLt take them. bf16, A and B row-major. Each row also times tmagemm on the
+  // same shape with aligned operands (the pad path's reference point).
   Suite misaligned{"misaligned", "mm", "bf16", {}};
+  misaligned.report_aligned = true;
   misaligned.shapes.push_back({1, 4096, 14336, 4095, "rr", "K odd (Llama-3-8B MLP up, K - 1)"});
   misaligned.shapes.push_back({1, 4096, 4095, 14336, "rr", "N odd (Llama-3-8B MLP down, N - 1)"});
   misaligned.shapes.push_back({1, 4096, 6144, 4096, "rr", "A = buffer[:, 1:4097] of a 4096 x 4104 buffer (QKV)", 8, 1});
+  misaligned.shapes.push_back({1, 4096, 14336, 4096, "rr", "B with ld = N + 1", 0, 0, 1, 0});
+  misaligned.shapes.push_back({1, 4096, 14336, 4096, "rr", "out with ld = N + 3", 0, 0, 0, 3});
+  misaligned.shapes.push_back({1, 4095, 4097, 4099, "rr", "M, N, K all odd"});
   s.push_back(misaligned);
 
   // fp8 (scaled_mm, e4m3 in, bf16 out): A row-major, B column-major (torch's layout rule); each shape with tensorwise

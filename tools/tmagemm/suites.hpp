@@ -13,6 +13,8 @@ struct BenchShape {
   // A as a column slice of a wider row-major buffer: A(m, k) sits at buffer[m * (K + a_pad) + a_offset + k].
   // Only for a row-major A; 0 / 0 is a dense A.
   int64_t a_pad = 0, a_offset = 0;
+  // B (row-major) with ld = N + b_pad, out with ld = N + out_pad (0: dense).
+  int64_t b_pad = 0, out_pad = 0;
   // addmm: the epilogue of this row ("bias", "bias+gelu_tanh", "bias+relu": bias (N) as a 1xN view, beta = alpha
   // = 1); empty: the suite's.
   std::string epilogue;
@@ -25,6 +27,7 @@ struct Suite {
   std::vector<BenchShape> shapes;
   bool report_bandwidth = false;  // also report TB/s = bytes(A + B + C) / time (decode)
   bool report_unfused = false;    // addmm: also time the unfused pair (cuBLASLt mm, then a bias + activation kernel)
+  bool report_aligned = false;    // misaligned: also time tmagemm on the same shape with 16-byte aligned operands
   bool implemented = true;        // false: the op is not implemented yet; the suite prints "skipped"
   std::string epilogue = "none";  // as written in the result rows
 };

@@ -116,7 +116,7 @@ TEST(BackendSwitches, DatabaseKeyTagsInTableOrder) {
   const std::string plain = tune::tuning_key(p, h200());
   Options o = Options::defaults_only();
   for (const BackendSwitch& s : backend_switches()) o.*s.field = false;
-  EXPECT_EQ(tune::database_key(p, o, h200()), plain + "|-tma-fallback-cublaslt-skinny");
+  EXPECT_EQ(tune::database_key(p, o, h200()), plain + "|-tma-fallback-cublaslt-skinny-pad");
   o = Options::defaults_only();
   o.skinny = false;
   EXPECT_EQ(tune::database_key(p, o, h200()), plain + "|-skinny");
@@ -167,10 +167,10 @@ TEST(BackendProperties, HeuristicPickIsTheSkinnyRule) {
   }
 }
 
-TEST(BackendProperties, PrunesBelongToPersistentTmaAndFallback) {
+TEST(BackendProperties, PrunesBelongToPersistentTmaFallbackAndPadTma) {
   for (const Backend& b : backends()) {
     const std::string name = b.name;
-    EXPECT_EQ(b.prune != nullptr, name == "persistent_tma" || name == "fallback") << name;
+    EXPECT_EQ(b.prune != nullptr, name == "persistent_tma" || name == "fallback" || name == "pad_tma") << name;
   }
 }
 

@@ -92,19 +92,14 @@ TEST(PersistentTmaHost, Fp8ConfigsTakeScaledMmAndTwoLevelAccumulationNeedsPromot
   }
   EXPECT_GE(fp8, 4);
   EXPECT_GE(two_level, 2);
-  // Two-level on the 128x256 tile: column groups of 128, ordered consumers; both rules are checked.
+  // Two-level on the 128x256 tile: column groups of 128; the group rule is checked.
   const TmaConfig* grouped = nullptr;
   for (const auto& c : persistent_tma_configs())
-    if (c.promote_n == 128 && c.ordered && c.store_tma && c.cluster_m == 1) grouped = &c;
+    if (c.promote_n == 128 && c.store_tma && c.cluster_m == 1) grouped = &c;
   ASSERT_NE(grouped, nullptr);
-  EXPECT_EQ(grouped->name(), "persistent_tma_fp8_128x256x128_s4_c2_g8_tmastore_p1n128_o");
-  TmaConfig one_consumer = *grouped;
-  one_consumer.bm = 64;
-  one_consumer.consumers = 1;
-  EXPECT_EQ(persistent_tma_can_implement(fp8_problem(4096, 4096, 4096, false), one_consumer, hopper()),
-            "ordered issue needs two consumer warpgroups and two-level accumulation");
+  EXPECT_EQ(grouped->name(), "persistent_tma_fp8_128x256x128_s4_c2_g8_tmastore_p1n128");
+  EXPECT_EQ(persistent_tma_can_implement(fp8_problem(4096, 4096, 4096, false), *grouped, hopper()), "");
   TmaConfig uneven = *grouped;
-  uneven.ordered = false;
   uneven.promote_n = 96;
   EXPECT_EQ(persistent_tma_can_implement(fp8_problem(4096, 4096, 4096, false), uneven, hopper()),
             "promotion column groups need promote 1, rows split between consumers and groups of whole 8-column "

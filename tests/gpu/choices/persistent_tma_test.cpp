@@ -21,6 +21,7 @@ Options kernel_options() {
   o.cublaslt = false;
   o.fallback = false;
   o.skinny = false;
+  o.pad_tma = false;
   return o;
 }
 

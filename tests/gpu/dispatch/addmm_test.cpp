@@ -55,6 +55,7 @@ Options only(const std::string& backend) {
   o.persistent_tma = backend == "persistent_tma";
   o.skinny = backend == "skinny";
   o.fallback = backend == "fallback";
+  o.pad_tma = backend == "pad_tma";
   o.cublaslt = backend == "cublaslt";
   return o;
 }

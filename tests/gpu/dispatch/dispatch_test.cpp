@@ -25,6 +25,7 @@ class Dispatch : public ::testing::Test {
     o.persistent_tma = false;
     o.cublaslt = false;
     o.skinny = false;
+    o.pad_tma = false;
     return o;
   }
 

@@ -23,6 +23,7 @@ Options only(const char* backend) {
   o.persistent_tma = std::string(backend) == "persistent_tma";
   o.skinny = std::string(backend) == "skinny";
   o.fallback = std::string(backend) == "fallback";
+  o.pad_tma = std::string(backend) == "pad_tma";
   o.cublaslt = std::string(backend) == "cublaslt";
   return o;
 }

@@ -41,6 +41,7 @@ TEST_P(NonFinite, PropagateLikeTorchOnFirstAndLaterCalls) {
   o.persistent_tma = std::string(c.backend) == "persistent_tma";
   o.skinny = std::string(c.backend) == "skinny";
   o.fallback = std::string(c.backend) == "fallback";
+  o.pad_tma = std::string(c.backend) == "pad_tma";
   o.cublaslt = std::string(c.backend) == "cublaslt";
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (int call = 0; call < 2; ++call) {
