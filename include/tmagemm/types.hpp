@@ -11,7 +11,8 @@ enum class DType { f16, bf16, f32, e4m3, e5m2 };
 std::size_t itemsize(DType dtype) noexcept;
 const char* to_string(DType dtype) noexcept;
 
-// A rank-2 or rank-3 view of device memory. Sizes and strides count elements (not bytes), like torch.
+// A rank-2 or rank-3 view of device memory (rank 1: a bias vector (N)). Sizes and strides count elements (not
+// bytes), like torch.
 // Strides may be any non-negative value (0 broadcasts); negative strides are rejected by validation.
 struct TensorView {
   void* data = nullptr;

@@ -45,9 +45,9 @@ const char* to_string(Activation act) noexcept {
 
 namespace {
 void check_rank(std::size_t n, const char* what) {
-  if (n < 2 || n > 3)
+  if (n < 1 || n > 3)
     throw Error(ErrorCode::invalid_argument,
-                std::string(what) + ": rank must be 2 or 3, got " + std::to_string(n));
+                std::string(what) + ": rank must be 1, 2 or 3, got " + std::to_string(n));
 }
 }  // namespace
 

@@ -1,5 +1,5 @@
-// pad_tma.cpp — the pad path: persistent TMA for problems whose A or B TMA refuses only for alignment (a row pitch
-// that is not a multiple of 16 bytes — odd K or N —, or a base address off 16 bytes).
+// pad_tma.cpp — the pad path: persistent TMA for problems whose A, B or out TMA refuses only for alignment (a row
+// pitch that is not a multiple of 16 bytes — odd K or N, a padded ld —, or a base address off 16 bytes).
 //
 // Each such operand is copied, row by row (cudaMemcpy2DAsync on the call's stream), into scratch with a 128-byte
 // row pitch and a 256-byte aligned base; the persistent TMA kernel then runs on the copies. The problem's extents
@@ -86,11 +86,13 @@ PadPlan plan_of(const GemmProblem& p, bool store_tma = false) {
   if (auto why = repitch_of(p.a, "a", plan.a); !why.empty()) plan.reason = why;
   if (auto why = repitch_of(p.b, "b", plan.b); !why.empty()) plan.reason = why;
   if (!plan.reason.empty()) return plan;
-  if (!plan.a.needed && !plan.b.needed) {
-    plan.reason = "a and b are TMA-aligned already (persistent TMA takes the problem as it is)";
+  const bool out_copy = store_tma && out_needs_copy(p);
+  if (!plan.a.needed && !plan.b.needed && !out_copy) {
+    plan.reason = store_tma ? "a, b and out are TMA-aligned already (persistent TMA takes the problem as it is)"
+                            : "a and b are TMA-aligned already (persistent TMA takes the problem as it is)";
     return plan;
   }
-  if (store_tma && out_needs_copy(p)) {
+  if (out_copy) {
     const int64_t es = itemsize(p.out.dtype);
     plan.out = {true, p.n, p.m, p.out.ld(),
                 static_cast<int64_t>(round_up(static_cast<std::size_t>(p.n * es), kPitchBytes)) / es, 0};

@@ -249,8 +249,8 @@ BiasKind classify_bias(const char* op, const TensorView& bias, int64_t m, int64_
   }
   if (b0 == 1 && b1 == n) return row_vector();
   if (b0 == m && b1 == 1) return col_vector();
-  invalid(fmt::format("{}: bias is {} but must broadcast to out MxN = {}x{}: accepted shapes are (N) passed as "
-                      "1xN, (1,N), (M,1) and (M,N)",
+  invalid(fmt::format("{}: bias is {} but must broadcast to out MxN = {}x{}: accepted shapes are (N), (1,N), "
+                      "(M,1) and (M,N)",
                       op, sizes_str(bias), m, n));
 }
 
@@ -268,7 +268,19 @@ struct Inputs {
   const TensorView* scale_b = nullptr;
 };
 
-GemmProblem build(const Inputs& in) {
+GemmProblem build(const Inputs& given) {
+  // A rank-1 bias (N) (torch's addmm and _scaled_mm take one) is the row vector (1, N): same data and stride.
+  Inputs in = given;
+  TensorView bias_row;
+  if (in.bias && in.bias->rank == 1) {
+    bias_row = *in.bias;
+    bias_row.rank = 2;
+    bias_row.sizes[0] = 1;
+    bias_row.sizes[1] = in.bias->sizes[0];
+    bias_row.strides[0] = in.bias->sizes[0];
+    bias_row.strides[1] = in.bias->strides[0];
+    in.bias = &bias_row;
+  }
   const char* op = to_string(in.op);
   const bool batched = in.op == Op::bmm;
   const int mat_rank = batched ? 3 : 2;
@@ -278,7 +290,7 @@ GemmProblem build(const Inputs& in) {
   ArgList args;
   args.push_back({"a", in.a, mat_rank, mat_hint});
   args.push_back({"b", in.b, mat_rank, mat_hint});
-  if (in.bias) args.push_back({"bias", in.bias, 2, " ((1,N), (M,1) or (M,N); pass an (N) vector as sizes {1,N})"});
+  if (in.bias) args.push_back({"bias", in.bias, 2, " or 1 ((N), (1,N), (M,1) or (M,N))"});
   if (in.scale_a) args.push_back({"scale_a", in.scale_a, 2, " ((1,1) or (M,1))"});
   if (in.scale_b) args.push_back({"scale_b", in.scale_b, 2, " ((1,1) or (1,N))"});
   args.push_back({"out", in.out, mat_rank, mat_hint});
@@ -336,7 +348,7 @@ GemmProblem build(const Inputs& in) {
   p.out = canonical_operand(out);
   if (in.bias) p.bias_kind = classify_bias(op, *in.bias, m, n, p.bias);
   if (in.op == Op::scaled_mm && in.bias && p.bias_kind != BiasKind::row_vector)
-    invalid(fmt::format("scaled_mm: bias is {} but must be a vector of N = {} elements, passed as 1xN",
+    invalid(fmt::format("scaled_mm: bias is {} but must be a vector of N = {} elements ((N) or (1,N))",
                         sizes_str(*in.bias), n));
 
   // 5. dtypes (and scaled_mm's layout and scaling rules)

@@ -77,7 +77,22 @@ TEST(PadTma, TakesAnOffsetBaseAndOddNAndSaysWhyNot) {
 TEST(PadTma, TunerSeesPrescreenedPadChoicesOnlyForMisalignedProblems) {
   // Aligned: every pad choice is refused with the reason.
   for (const auto& c : pad_candidates(fake_mm_problem(4096, 4096, 4096)))
-    EXPECT_EQ(c.reason, "a and b are TMA-aligned already (persistent TMA takes the problem as it is)");
+    EXPECT_EQ(c.reason, c.choice->name().find("_tmastore") != std::string::npos
+                            ? "a, b and out are TMA-aligned already (persistent TMA takes the problem as it is)"
+                            : "a and b are TMA-aligned already (persistent TMA takes the problem as it is)");
+  // Only out's rows misaligned (ld N + 3): the TMA-store configs take it through a copy of out, the others refuse.
+  GemmProblem out_only = fake_mm_problem(4096, 14336, 4096);
+  out_only.out.row_stride = 14339;
+  int through_copy = 0;
+  for (const auto& c : pad_candidates(out_only)) {
+    if (c.choice->name().find("_tmastore") == std::string::npos)
+      EXPECT_EQ(c.reason, "a and b are TMA-aligned already (persistent TMA takes the problem as it is)");
+    else if (c.reason.empty()) {
+      ++through_copy;
+      EXPECT_EQ(c.choice->workspace_bytes(out_only), std::size_t{4096} * 28672) << c.choice->name();
+    }
+  }
+  EXPECT_GE(through_copy, 1);
   // K odd: some pad choices are benchmarked; small tiles are set aside by the prescreen on the padded problem.
   int kept = 0, set_aside = 0;
   for (const auto& c : pad_candidates(fake_mm_problem(4096, 14336, 4095, true))) {

@@ -210,7 +210,7 @@ TEST_F(ProblemValidate, RankOfBmmOperands) {
 TEST_F(ProblemValidate, RankOfBiasAndScales) {
   TensorView bias3 = TensorView::contiguous(dev0(3 * MB), DType::bf16, {1, 1, 48});
   EXPECT_TMAGEMM_ERROR(make_addmm_problem(bias3, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
-                       "addmm: bias must have rank 2");
+                       "addmm: bias must have rank 2 or 1 ((N), (1,N), (M,1) or (M,N))");
   TensorView fa = TensorView::contiguous(dev0(0), DType::e4m3, {64, 32});
   TensorView fb = TensorView::contiguous(dev0(MB), DType::e4m3, {48, 32}).t();
   TensorView s3 = TensorView::contiguous(dev0(3 * MB), DType::f32, {1, 1, 1});
@@ -299,6 +299,19 @@ TEST_F(ProblemValidate, BmmInnerAndOutShape) {
 }
 
 // ---- addmm bias -----------------------------------------------------------------------------------------
+
+TEST_F(ProblemValidate, BiasOfRankOneIsTheRowVector) {
+  // torch's addmm and _scaled_mm take a bias of shape (N): the same problem as the (1,N) view.
+  TensorView bias = TensorView::contiguous(dev0(3 * MB), DType::bf16, {48});
+  GemmProblem p = make_addmm_problem(bias, a, b, out, 1, 1, Activation::none);
+  EXPECT_EQ(p.bias_kind, BiasKind::row_vector);
+  EXPECT_EQ(p.bias.cols, 48);
+  EXPECT_EQ(p.bias.col_stride, 1);
+  EXPECT_EQ(p.bias.data, bias.data);
+  TensorView wrong = TensorView::contiguous(dev0(3 * MB), DType::bf16, {47});
+  EXPECT_TMAGEMM_ERROR(make_addmm_problem(wrong, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
+                       "addmm: bias is 1x47 but must broadcast to out MxN = 64x48");
+}
 
 TEST_F(ProblemValidate, BiasRowVector) {
   TensorView bias = TensorView::contiguous(dev0(3 * MB), DType::bf16, {1, 48});

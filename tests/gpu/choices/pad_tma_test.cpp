@@ -1,5 +1,5 @@
 // pad_tma_test.cpp — the pad path on a GPU: every misaligned kind (K odd, N odd, A's base one element off, B's ld
-// N + 1 with out's ld N + 3, an odd M x N x K, a column-major B with odd K) through every pad-path config that takes
+// N + 1 with out's ld N + 3, out's ld alone, an odd M x N x K, a column-major B with odd K) through every pad-path config that takes
 // it (TMA-store configs through a copy of an out TMA cannot store), launched directly with its workspace; then through the public call with only the pad path enabled, tuned.
 // Inputs random, outputs poisoned, nothing outside the output view may change, relative Frobenius error <= 1e-2
 // against an fp32-accumulated reference of the views.
@@ -63,6 +63,15 @@ TEST_F(PadTma, BLdNPlusOneOutLdNPlusThree) {
   Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N + 1, true);
   Matrix so = storage(DType::bf16, M, N + 3, false);  // the TMA-store configs write a copy of out
   check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N + 1, 1), so, view_of(so, 0, M, N, N + 3, 1), 10);
+}
+
+TEST_F(PadTma, OnlyOutLdNPlusThree) {
+  // A and B aligned: only the TMA-store configs take it (through a copy of out); the direct ones leave it to
+  // persistent TMA.
+  const int64_t M = 192, N = 384, K = 128;
+  Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N, true);
+  Matrix so = storage(DType::bf16, M, N + 3, false);
+  check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N, 1), so, view_of(so, 0, M, N, N + 3, 1), 5);
 }
 
 TEST_F(PadTma, OddMNK) {
