@@ -8,6 +8,7 @@ packages=(
   cmake g++ make pkg-config
   libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libdlpack-dev libxxhash-dev
   libgtest-dev libbenchmark-dev
+  python3 python3-matplotlib python3-pytest
 )
 
 # The CUDA toolkit: nvcc on PATH, or $CUDA_HOME / $CUDA_PATH / /usr/local/cuda holding bin/nvcc.

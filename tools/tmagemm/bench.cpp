@@ -985,6 +985,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"N", r.n},
       {"K", r.k},
       {"epilogue", r.epilogue},
+      {"note", r.note},
       {"tmagemm_tflops", opt(r.ours_tflops())},
       {"baseline_tflops", opt(r.base_tflops())},
       {"ratio", opt(r.ratio())},
