@@ -38,8 +38,8 @@
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
-//   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register reallocation),
-//   kTrace.
+//   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
+//   reallocation), kTrace.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA

@@ -6,8 +6,9 @@
 // are kept: TMA zero-fills the K columns past the real K in every box, so the pitch's padding is never read as data
 // and needs no clearing. A direct-store config writes the output in place (masked stores); a TMA-store config whose
 // output TMA cannot store as it is writes a re-pitched scratch copy (its rows may be written up to their 16-byte
-// ends), copied into the caller's rows once complete, so nothing reaches the caller's memory on an error. The scratch is the choice's workspace (dispatch's per-stream buffer, stream-ordered memory
-// inside a graph capture), so the copies' cost is in the tuner's timing and the choice wins only where it pays.
+// ends), copied into the caller's rows once complete, so nothing reaches the caller's memory on an error. The
+// scratch is the choice's workspace (dispatch's per-stream buffer, stream-ordered memory inside a graph capture), so
+// the copies' cost is in the tuner's timing and the choice wins only where it pays.
 // Choices: one per 16-bit persistent-TMA config ("pad_" + its name); the backend's prune keeps the configs the
 // persistent-TMA prescreen would keep on the padded problem.
 #include "choices/pad_tma.hpp"
@@ -190,7 +191,8 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
     if (!cfg || !c.reason.empty()) continue;
     const double s = persistent_tma_score(q, *cfg, dev, o.sm_carveout);
     if (cfg->only_when_best ? s < best : s < kPrescreenRatio * best) {
-      c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best pad-path config", best / std::max(s, 1e-12));
+      c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best pad-path config",
+                             best / std::max(s, 1e-12));
       continue;
     }
     if (cfg->store_tma) continue;
