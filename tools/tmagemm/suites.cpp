@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include <stdexcept>
+#include <tuple>
 
 namespace tmagemm::cli {
 
@@ -52,6 +53,15 @@ std::vector<Suite> make_suites() {
   misaligned.shapes.push_back({1, 4096, 14336, 4096, "rr", "out with ld = N + 3", 0, 0, 0, 3});
   misaligned.shapes.push_back({1, 4095, 4097, 4099, "rr", "M, N, K all odd"});
   s.push_back(misaligned);
+
+  // waves: shapes whose tile count lands just past a multiple of the SMs, so a last partial wave idles most of the
+  // GPU (1000³ is 32 tiles of 128x256 on 132 SMs; 4224³ is 544 = 4.12 waves). bf16, A and B row-major.
+  Suite waves{"waves", "mm", "bf16", {}};
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1000, 1000}, {1536, 1536, 1536},
+                         {2560, 2560, 2560}, {3000, 5000, 1000}, {1024, 12288, 4096}, {2304, 2304, 8192},
+                         {6144, 1536, 4096}, {4224, 4224, 4224}})
+    waves.shapes.push_back({1, m, n, k, "rr", "partial last wave"});
+  s.push_back(waves);
 
   // fp8 (scaled_mm, e4m3 in, bf16 out): A row-major, B column-major (torch's layout rule); each shape with tensorwise
   // and rowwise scales, each with fast (use_fast_accum) and two-level accumulation. The decode rows (M <= 64) also
