@@ -7,14 +7,9 @@
 set -uo pipefail
 part=${1:-1}
 out=${OUT:-out}
-mkdir -p "$out" /tmp/kc
-tar -C /tmp/kc -xzf .carry/kcache.tgz
 source scripts/device-lib.sh
-fresh_db /tmp/kc/kernels
+BINARIES=build use_carry
 t=build/tests/tmagemm_gpu_tests
-stage() { echo "== $* ($(date +%T))"; }
-summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "$part" = 1 ]; then
   stage "gpu suite"
   timeout "${SUITE_S:-390}" $t > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"

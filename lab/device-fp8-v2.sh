@@ -7,15 +7,9 @@
 #   PART=2: bench fp8 (+ $SUITES). Logs and JSON to $OUT.
 set -uo pipefail
 out=${OUT:-out}
-mkdir -p "$out" /tmp/kc build/tests
-tar -C /tmp/kc -xzf .carry/kcache.tgz
-cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
 source scripts/device-lib.sh
-fresh_db /tmp/kc/kernels
+use_carry
 t=build/tests/tmagemm_gpu_tests
-stage() { echo "== $* ($(date +%T))"; }
-summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "${PART:-1}" = 1 ]; then
   stage "scaled_mm tests"
   timeout 200 $t --gtest_filter="ScaledMm*" > "$out/fp8-tests.txt" 2>&1; echo "rc=$?"

@@ -8,15 +8,9 @@
 # Stage limits in seconds: FP8_S, REST_S, MEMCHECK_S, BENCH_S.
 set -uo pipefail
 out=${OUT:-out}
-mkdir -p "$out" /tmp/kc build/tests
-tar -C /tmp/kc -xzf .carry/kcache.tgz
-cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
 source scripts/device-lib.sh
-fresh_db /tmp/kc/kernels
+use_carry
 t=build/tests/tmagemm_gpu_tests
-stage() { echo "== $* ($(date +%T))"; }
-summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 if [ "${FP8_S:-150}" -gt 0 ]; then
   stage "scaled_mm tests"
   timeout "${FP8_S:-150}" $t --gtest_filter="${FP8_FILTER:-ScaledMm*}" > "$out/fp8-tests.txt" 2>&1; echo "rc=$?"

@@ -5,15 +5,9 @@
 #   3. the suites of $SUITES ("name:seconds ..."; default: misaligned). Logs and JSON to $OUT.
 set -uo pipefail
 out=${OUT:-out}
-mkdir -p "$out" /tmp/kc build/tests
-tar -C /tmp/kc -xzf .carry/kcache.tgz
-cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
 source scripts/device-lib.sh
-fresh_db /tmp/kc/kernels
+use_carry
 t=build/tests/tmagemm_gpu_tests
-stage() { echo "== $* ($(date +%T))"; }
-summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 stage "GPU suite"
 timeout "${SUITE_S:-330}" $t --gtest_filter="${TEST_FILTER:-*}" > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"
 summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A6 "$out/gpu-tests.txt" | head -60

@@ -22,3 +22,20 @@ fresh_db() {
   TMAGEMM_CACHE_DIR=$(mktemp -d /tmp/tmagemm-db-XXXXXX)
   cp -r "${1:-.kcache/kernels}" "$TMAGEMM_CACHE_DIR/kernels"
 }
+
+# The device scripts' common start: $out created, the carried kernel cache (.carry/kcache.tgz: `tmagemm compile-check`
+# output of the build machine) unpacked under a fresh tuning database, the carried binaries (.carry/bin: tmagemm,
+# tmagemm_gpu_tests) in build/ unless BINARIES=build (binaries built on the device), and the GPU's clocks printed.
+use_carry() {
+  mkdir -p "$out" /tmp/kc build/tests
+  tar -C /tmp/kc -xzf .carry/kcache.tgz
+  if [ "${BINARIES:-carry}" = carry ]; then
+    cp .carry/bin/tmagemm build/ && cp .carry/bin/tmagemm_gpu_tests build/tests/
+  fi
+  fresh_db /tmp/kc/kernels
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+}
+
+# A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
+stage() { echo "== $* ($(date +%T))"; }
+summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }

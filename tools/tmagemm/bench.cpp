@@ -573,6 +573,17 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
   if (row.unfused && sides[2].fn) row.unfused_ms = median(sides[2].t);
 }
 
+// sum_k A(i, k) B(k, j) in fp64 over host copies of 16-bit operands; a_at(k) and b_at(k) are the elements' indices.
+template <class AAt, class BAt>
+double dot16(DType dtype, const std::vector<std::uint16_t>& ha, const std::vector<std::uint16_t>& hb, int64_t K,
+             AAt a_at, BAt b_at) {
+  double acc = 0;
+  for (int64_t kk = 0; kk < K; ++kk)
+    acc += static_cast<double>(from_16bit(dtype, ha[static_cast<std::size_t>(a_at(kk))])) *
+           from_16bit(dtype, hb[static_cast<std::size_t>(b_at(kk))]);
+  return acc;
+}
+
 // The misaligned suite's reference point: tmagemm on the same M x N x K with every operand 16-byte aligned (leading
 // dimensions rounded up to 8 elements, bases 256-byte aligned), tuned like the row, its result checked against the
 // CPU reference on sampled elements, then timed alone (median of the row's run count, L2 flushed before each run).
@@ -612,13 +623,9 @@ void bench_aligned_twin(Context& ctx, Row& row, DType dtype, const Layout& layou
   std::vector<double> got, ref;
   for (int s = 0; s < kReferenceSamples; ++s) {
     const int64_t i = ri(rng), j = rj(rng);
-    double acc = 0;
-    for (int64_t kk = 0; kk < K; ++kk) {
-      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * lda : i * lda + kk)];
-      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * ldb : kk * ldb + j)];
-      acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
-    }
-    ref.push_back(acc);
+    ref.push_back(dot16(
+        dtype, ha, hb, K, [&](int64_t kk) { return layout.a_col ? i + kk * lda : i * lda + kk; },
+        [&](int64_t kk) { return layout.b_col ? kk + j * ldb : kk * ldb + j; }));
     got.push_back(from_16bit(dtype, hc[static_cast<std::size_t>(i * ldc + j)]));
   }
   if (const double e = rel_frobenius(got, ref); !(e <= kTolerance)) {
@@ -759,12 +766,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) samples.emplace_back(ri(rng), rj(rng));
   std::vector<double> ref;
   for (auto [i, j] : samples) {
-    double acc = 0;
-    for (int64_t kk = 0; kk < K; ++kk) {
-      const std::uint16_t av = ha[static_cast<std::size_t>(layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk)];
-      const std::uint16_t bv = hb[static_cast<std::size_t>(layout.b_col ? kk + j * K : kk * ldb + j)];
-      acc += static_cast<double>(from_16bit(dtype, av)) * from_16bit(dtype, bv);
-    }
+    double acc = dot16(
+        dtype, ha, hb, K, [&](int64_t kk) { return layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk; },
+        [&](int64_t kk) { return layout.b_col ? kk + j * K : kk * ldb + j; });
     if (epi.bias) acc += from_16bit(dtype, hbias[static_cast<std::size_t>(j)]);
     ref.push_back(activate(epi.act, acc));
   }
