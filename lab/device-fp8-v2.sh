@@ -18,10 +18,7 @@ if [ "${PART:-1}" = 1 ]; then
   timeout 120 $t --gtest_filter="${REST_FILTER:-PersistentTma.*:Skinny.*:Fallback.*:Dispatch.*:AccuracyFloor.*:Addmm.*}" \
     > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"
   summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A3 "$out/gpu-tests.txt" | head -20
-  stage "memcheck"
-  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $t --gtest_filter="${MEMCHECK_FILTER:-ScaledMm.*}" \
-    > "$out/memcheck.txt" 2>&1
-  echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
+  memcheck_tests "${MEMCHECK_FILTER:-ScaledMm.*}" 150
   if [ "${SKIP_FORCED:-0}" = 0 ]; then
   stage "forced two-level variants"
   p=persistent_tma_fp8_
@@ -32,18 +29,8 @@ if [ "${PART:-1}" = 1 ]; then
   timeout 60 lab/bench-forced.sh "fp8:8192x8192x8192@rowwise+fast,8192x8192x8192@tensorwise+fast" \
     ${p}128x256x128_s4_c2_g8_tmastore 2>&1 | tee -a "$out/forced.txt"
   fi
-  for s in ${SUITES:-}; do
-    name=${s%%:*} limit=${s##*:}
-    stage "bench $name"
-    timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
-    echo "rc=$?"; rows < "$out/bench-$name.txt"
-  done
+  bench_suites ${SUITES:-}
 else
-  for s in ${SUITES:-fp8:300}; do
-    name=${s%%:*} limit=${s##*:}
-    stage "bench $name"
-    timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
-    echo "rc=$?"; rows < "$out/bench-$name.txt"
-  done
+  bench_suites ${SUITES:-fp8:300}
 fi
 stage done

@@ -24,15 +24,7 @@ if [ "${REST_S:-120}" -gt 0 ]; then
   summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A3 "$out/gpu-tests.txt" | head -20
 fi
 if [ "${MEMCHECK_S:-90}" -gt 0 ]; then
-  stage "memcheck"
-  timeout "${MEMCHECK_S:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 $t \
-    --gtest_filter="${MEMCHECK_FILTER:-ScaledMm*}" > "$out/memcheck.txt" 2>&1
-  echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
+  memcheck_tests "${MEMCHECK_FILTER:-ScaledMm*}" "${MEMCHECK_S:-90}"
 fi
-for s in ${SUITES:-fp8:200}; do
-  name=${s%%:*} limit=${s##*:}
-  stage "bench $name"
-  TMAGEMM_LOG=${BENCH_LOG:-} timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
-  echo "rc=$?"; rows < "$out/bench-$name.txt"
-done
+bench_suites ${SUITES:-fp8:200}
 stage done

@@ -11,14 +11,6 @@ t=build/tests/tmagemm_gpu_tests
 stage "GPU suite"
 timeout "${SUITE_S:-330}" $t --gtest_filter="${TEST_FILTER:-*}" > "$out/gpu-tests.txt" 2>&1; echo "rc=$?"
 summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A6 "$out/gpu-tests.txt" | head -60
-stage "memcheck"
-timeout "${MEMCHECK_S:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 $t \
-  --gtest_filter="${MEMCHECK_FILTER:-PadTma.*-PadTma.TunedCallThroughDispatch}" > "$out/memcheck.txt" 2>&1
-echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
-for s in ${SUITES:-misaligned:150}; do
-  name=${s%%:*} limit=${s##*:}
-  stage "bench $name"
-  timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" > "$out/bench-$name.txt" 2>&1
-  echo "rc=$?"; rows < "$out/bench-$name.txt"
-done
+memcheck_tests "${MEMCHECK_FILTER:-PadTma.*-PadTma.TunedCallThroughDispatch}" "${MEMCHECK_S:-90}"
+bench_suites ${SUITES:-misaligned:150}
 stage done

@@ -39,3 +39,23 @@ use_carry() {
 # A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
 stage() { echo "== $* ($(date +%T))"; }
 summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
+
+# compute-sanitizer memcheck of the GPU tests in filter $1 within $2 seconds, logged to $out/memcheck.txt.
+memcheck_tests() {
+  stage "memcheck"
+  timeout "$2" compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/tmagemm_gpu_tests \
+    --gtest_filter="$1" > "$out/memcheck.txt" 2>&1
+  echo "rc=$?"; summary "$out/memcheck.txt"; grep -E "^\[ RUN" "$out/memcheck.txt" | tail -1
+}
+
+# `tmagemm bench` on each "suite:seconds" argument, logged to $out/bench-<suite>.txt (JSON into $out), rows printed.
+bench_suites() {
+  local s name limit
+  for s in "$@"; do
+    name=${s%%:*} limit=${s##*:}
+    stage "bench $name"
+    TMAGEMM_LOG=${BENCH_LOG:-} timeout "$limit" build/tmagemm bench --suite "$name" --out "$out" \
+      > "$out/bench-$name.txt" 2>&1
+    echo "rc=$?"; rows < "$out/bench-$name.txt"
+  done
+}

@@ -413,6 +413,15 @@ std::vector<int> runnable_algos(Context& ctx, int count, const std::function<voi
 
 using Sampler = std::function<std::vector<double>(const std::vector<std::uint16_t>&)>;
 
+// The sampler of a 16-bit output with row pitch `ld`: the values at `samples` (row, column) of a downloaded copy.
+Sampler sampler_of(const std::vector<std::pair<int64_t, int64_t>>& samples, DType dtype, int64_t ld) {
+  return [&samples, dtype, ld](const std::vector<std::uint16_t>& h) {
+    std::vector<double> got;
+    for (auto [i, j] : samples) got.push_back(from_16bit(dtype, h[static_cast<std::size_t>(i * ld + j)]));
+    return got;
+  };
+}
+
 // The algorithms of `algos` whose output (into `out`, poisoned first; downloaded into `scratch`) agrees with the CPU
 // reference `ref` at the sampled elements. `first_good` (when set) receives the first good algorithm's output;
 // `problem` says why the last bad one was left out (prefixed), and is cleared when one is good.
@@ -772,11 +781,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     if (epi.bias) acc += from_16bit(dtype, hbias[static_cast<std::size_t>(j)]);
     ref.push_back(activate(epi.act, acc));
   }
-  auto sampled = [&](const std::vector<std::uint16_t>& h) {
-    std::vector<double> got;
-    for (auto [i, j] : samples) got.push_back(from_16bit(dtype, h[static_cast<std::size_t>(i * ldc + j)]));
-    return got;
-  };
+  const Sampler sampled = sampler_of(samples, dtype, ldc);
   std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * ldc));
   const std::vector<int> good_algos =
       checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
@@ -927,11 +932,7 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
     if (with_bias) acc += from_16bit(out_t, hbias[static_cast<std::size_t>(j)]);
     ref.push_back(acc);
   }
-  auto sampled = [&](const std::vector<std::uint16_t>& h) {
-    std::vector<double> got;
-    for (auto [i, j] : samples) got.push_back(from_16bit(out_t, h[static_cast<std::size_t>(i * N + j)]));
-    return got;
-  };
+  const Sampler sampled = sampler_of(samples, out_t, N);
   std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * N));
   const std::vector<int> good_algos =
       checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
