@@ -1,5 +1,6 @@
 // cache.cpp — the on-disk cubin record: encoding, checksum-verified decoding, and atomic (temp + rename)
-// writes, so that concurrent processes and threads sharing a cache directory never see a partial file.
+// writes, so that concurrent processes and threads sharing a cache directory never see a partial file; and the
+// listing and clearing of the cache's cubins.
 #include <xxhash.h>
 #include <unistd.h>
 
@@ -128,3 +129,39 @@ bool write_cache_file(const std::string& path, const Cubin& cubin) {
 }
 
 }  // namespace tmagemm::jit::detail
+
+namespace tmagemm::jit {
+
+KernelCacheFiles kernel_cache_files() {
+  namespace fs = std::filesystem;
+  KernelCacheFiles found;
+  found.dir = (fs::path(cache_dir()) / "kernels").string();
+  std::error_code ec;
+  for (fs::directory_iterator it(found.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".cubin" || !it->is_regular_file(ec)) continue;
+    found.files.push_back(it->path().string());
+    const std::uintmax_t size = it->file_size(ec);
+    if (!ec) found.bytes += size;
+  }
+  return found;
+}
+
+std::vector<std::string> clear_kernel_cache(KernelCacheFiles& removed) {
+  namespace fs = std::filesystem;
+  const KernelCacheFiles found = kernel_cache_files();
+  removed = KernelCacheFiles{found.dir, {}, 0};
+  std::vector<std::string> failures;
+  for (const std::string& f : found.files) {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(f, ec);
+    if (fs::remove(f, ec) || !fs::exists(f)) {
+      removed.files.push_back(f);
+      removed.bytes += size == static_cast<std::uintmax_t>(-1) ? 0 : size;
+    } else {
+      failures.push_back(f + ": " + ec.message());
+    }
+  }
+  return failures;
+}
+
+}  // namespace tmagemm::jit

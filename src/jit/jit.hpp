@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -90,6 +91,18 @@ std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string
                                        bool verbose_resources = false);
 // NVRTC version as "major.minor" (from nvrtcVersion).
 std::string nvrtc_version();
+
+// The cubins of the kernel cache (<cache_dir()>/kernels/*.cubin; writers' temporary files are left alone), for
+// `tmagemm cache` and the Python package's tmagemm.cache.
+struct KernelCacheFiles {
+  std::string dir;                 // <cache_dir()>/kernels
+  std::vector<std::string> files;  // full paths
+  std::uintmax_t bytes = 0;        // their total size
+};
+KernelCacheFiles kernel_cache_files();
+// Removes every cubin of kernel_cache_files(); what could not be removed is returned as "<path>: <reason>".
+// `removed` gets the count and total size of what was removed.
+std::vector<std::string> clear_kernel_cache(KernelCacheFiles& removed);
 
 namespace detail {
 // Cubin cache file (<key>.cubin), all integers little-endian:

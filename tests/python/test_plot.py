@@ -96,7 +96,8 @@ def test_bad_input_is_named(tmp_path, capsys):
 
 def test_command_line(tmp_path):
     path = result("nvidia-h200-2026-12-02-misaligned.json")
-    env = dict(os.environ, PYTHONPATH=str(Path(plot.__file__).resolve().parents[1]))
+    paths = [str(Path(plot.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     done = subprocess.run([sys.executable, "-m", "tmagemm.plot", str(path), "--out", str(tmp_path)], env=env,
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

@@ -26,26 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path kernel_dir() { return fs::path(jit::cache_dir()) / "kernels"; }
-
-struct KernelFiles {
-  std::vector<fs::path> files;
-  std::uintmax_t bytes = 0;
-};
-
-// The cubins of the kernel cache (temporary files of writers in progress are left alone).
-KernelFiles scan_kernels(const fs::path& dir) {
-  KernelFiles found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".cubin" || !it->is_regular_file(ec)) continue;
-    found.files.push_back(it->path());
-    const std::uintmax_t size = it->file_size(ec);
-    if (!ec) found.bytes += size;
-  }
-  return found;
-}
-
 // "1 cubin", "2 cubins", "1 entry", "0 entries".
 std::string count_string(std::size_t n, const char* noun) {
   const std::string one = noun;
@@ -72,9 +52,8 @@ std::string best_ms(const tune::TuningRecord& r) {
 }
 
 int run_ls() {
-  const fs::path kdir = kernel_dir();
-  const KernelFiles kernels = scan_kernels(kdir);
-  fmt::print("kernel cache: {} ({}, {})\n", kdir.string(), count_string(kernels.files.size(), "cubin"),
+  const jit::KernelCacheFiles kernels = jit::kernel_cache_files();
+  fmt::print("kernel cache: {} ({}, {})\n", kernels.dir, count_string(kernels.files.size(), "cubin"),
              size_string(kernels.bytes));
 
   const std::string path = tune::TuningDb::default_path();
@@ -108,20 +87,13 @@ int run_clear(bool kernels, bool tuning) {
   if (!kernels && !tuning) kernels = tuning = true;  // neither flag: both
   int rc = 0;
   if (kernels) {
-    const fs::path kdir = kernel_dir();
-    const KernelFiles found = scan_kernels(kdir);
-    std::size_t removed = 0;
-    for (const fs::path& f : found.files) {
-      std::error_code ec;
-      if (fs::remove(f, ec) || !fs::exists(f)) {
-        ++removed;
-      } else {
-        fmt::print(stderr, "tmagemm cache clear: cannot remove {}: {}\n", f.string(), ec.message());
-        rc = 1;
-      }
+    jit::KernelCacheFiles removed;
+    for (const std::string& failure : jit::clear_kernel_cache(removed)) {
+      fmt::print(stderr, "tmagemm cache clear: cannot remove {}\n", failure);
+      rc = 1;
     }
-    fmt::print("kernel cache: removed {} ({}) from {}\n", count_string(removed, "cubin"), size_string(found.bytes),
-               kdir.string());
+    fmt::print("kernel cache: removed {} ({}) from {}\n", count_string(removed.files.size(), "cubin"),
+               size_string(removed.bytes), removed.dir);
   }
   if (tuning) {
     const std::string path = tune::TuningDb::default_path();

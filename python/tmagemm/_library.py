@@ -1,0 +1,169 @@
+"""The torch.library ops torch.ops.tmagemm.{mm, mm_out, bmm, bmm_out, addmm, addmm_out, scaled_mm, scaled_mm_out},
+with fake (meta) implementations, so that torch.compile(fullgraph=True) traces models that call tmagemm and
+Inductor keeps them as extern calls; mm and bmm carry an autograd formula (through tmagemm itself).
+
+Options travel as Options.to_string(), a constant of the graph. The real implementations are _ops.py's eager
+functions; the fake ones check what the output's shape depends on and leave every other rule to the real call."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from . import _ops
+from ._errors import InvalidArgumentError
+from . import _options
+from ._options import Options
+
+
+def _opts(text: str) -> Options:
+    return Options.from_string(text)
+
+
+def _check(cond: bool, message: str):
+    if not cond:
+        raise InvalidArgumentError(message)
+
+
+def _mm_shape(a: Tensor, b: Tensor, op: str):
+    _check(a.dim() == 2 and b.dim() == 2, f"{op}: a and b must have rank 2, got {a.dim()} and {b.dim()}")
+    _check(a.shape[1] == b.shape[0], f"{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}; K differs")
+    return (a.shape[0], b.shape[1])
+
+
+def _bmm_shape(a: Tensor, b: Tensor, op: str):
+    _check(a.dim() == 3 and b.dim() == 3, f"{op}: a and b must have rank 3, got {a.dim()} and {b.dim()}")
+    _check(a.shape[0] == b.shape[0] and a.shape[2] == b.shape[1],
+           f"{op}: a is {tuple(a.shape)} and b is {tuple(b.shape)}; batch or K differs")
+    return (a.shape[0], a.shape[1], b.shape[2])
+
+
+# ---- mm and bmm: one pattern (op, op_out, fake shapes, autograd through the op itself) ----
+
+
+def _matmul_ops(name: str, prepare, run, shape):
+    @torch.library.custom_op(f"tmagemm::{name}", mutates_args=())
+    def op(a: Tensor, b: Tensor, out_dtype: Optional[torch.dtype] = None, options: str = "") -> Tensor:
+        args, out = prepare(a, b, out_dtype, None, _opts(options))
+        run(*args)
+        return out
+
+    @op.register_fake
+    def _(a, b, out_dtype=None, options=""):
+        return a.new_empty(shape(a, b, name), dtype=out_dtype or a.dtype)
+
+    @torch.library.custom_op(f"tmagemm::{name}_out", mutates_args=("out",))
+    def op_out(a: Tensor, b: Tensor, out: Tensor, options: str = "") -> None:
+        args, _ = prepare(a, b, None, out, _opts(options))
+        run(*args)
+
+    @op_out.register_fake
+    def _(a, b, out, options=""):
+        shape(a, b, name)
+
+    def setup(ctx, inputs, output):
+        a, b, _, options = inputs
+        ctx.save_for_backward(a, b)
+        ctx.options = options
+
+    def backward(ctx, grad):  # d(a @ b) = grad @ b^T and a^T @ grad, by the same op on transposed views
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = op(grad.to(b.dtype), b.mT, a.dtype, ctx.options)
+        if ctx.needs_input_grad[1]:
+            gb = op(a.mT, grad.to(a.dtype), b.dtype, ctx.options)
+        return ga, gb, None, None
+
+    op.register_autograd(backward, setup_context=setup)
+
+    def call(a, b, out_dtype, out, options):
+        text = _options.text(options)
+        if out is None:
+            return op(a, b, out_dtype, text)
+        op_out(a, b, out, text)
+        return out
+
+    return call
+
+
+mm = _matmul_ops("mm", _ops._mm_args, lambda *args: _ops._C.mm(*args), _mm_shape)
+bmm = _matmul_ops("bmm", _ops._bmm_args, lambda *args: _ops._C.bmm(*args), _bmm_shape)
+
+
+# ---- addmm ----
+
+
+@torch.library.custom_op("tmagemm::addmm", mutates_args=())
+def _addmm(bias: Tensor, a: Tensor, b: Tensor, beta: float = 1.0, alpha: float = 1.0, activation: str = "none",
+           out_dtype: Optional[torch.dtype] = None, options: str = "") -> Tensor:
+    args, out = _ops._addmm_args(bias, a, b, beta, alpha, activation, out_dtype, None, _opts(options))
+    _ops._C.addmm(*args)
+    return out
+
+
+@_addmm.register_fake
+def _(bias, a, b, beta=1.0, alpha=1.0, activation="none", out_dtype=None, options=""):
+    return a.new_empty(_mm_shape(a, b, "addmm"), dtype=out_dtype or a.dtype)
+
+
+@torch.library.custom_op("tmagemm::addmm_out", mutates_args=("out",))
+def _addmm_out(bias: Tensor, a: Tensor, b: Tensor, out: Tensor, beta: float = 1.0, alpha: float = 1.0,
+               activation: str = "none", options: str = "") -> None:
+    args, _ = _ops._addmm_args(bias, a, b, beta, alpha, activation, None, out, _opts(options))
+    _ops._C.addmm(*args)
+
+
+@_addmm_out.register_fake
+def _(bias, a, b, out, beta=1.0, alpha=1.0, activation="none", options=""):
+    _mm_shape(a, b, "addmm")
+
+
+def addmm(bias, a, b, beta, alpha, activation, out_dtype, out, options):
+    text = _options.text(options)
+    act = _ops._activation(activation)
+    if out is None:
+        return torch.ops.tmagemm.addmm(bias, a, b, float(beta), float(alpha), act, out_dtype, text)
+    torch.ops.tmagemm.addmm_out(bias, a, b, out, float(beta), float(alpha), act, text)
+    return out
+
+
+# ---- scaled_mm ----
+
+
+@torch.library.custom_op("tmagemm::scaled_mm", mutates_args=())
+def _scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor] = None,
+               out_dtype: Optional[torch.dtype] = None, use_fast_accum: bool = False, options: str = "") -> Tensor:
+    args, out = _ops._scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, None, _opts(options))
+    _ops._C.scaled_mm(*args)
+    return out
+
+
+@_scaled_mm.register_fake
+def _(a, b, scale_a, scale_b, bias=None, out_dtype=None, use_fast_accum=False, options=""):
+    _check(out_dtype is not None, "scaled_mm: out_dtype is required (bfloat16, float16 or float32) when out is None")
+    return a.new_empty(_mm_shape(a, b, "scaled_mm"), dtype=out_dtype)
+
+
+@torch.library.custom_op("tmagemm::scaled_mm_out", mutates_args=("out",))
+def _scaled_mm_out(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out: Tensor,
+                   bias: Optional[Tensor] = None, use_fast_accum: bool = False, options: str = "") -> None:
+    args, _ = _ops._scaled_mm_args(a, b, scale_a, scale_b, bias, None, use_fast_accum, out, _opts(options))
+    _ops._C.scaled_mm(*args)
+
+
+@_scaled_mm_out.register_fake
+def _(a, b, scale_a, scale_b, out, bias=None, use_fast_accum=False, options=""):
+    _mm_shape(a, b, "scaled_mm")
+
+
+def scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, out, options):
+    text = _options.text(options)
+    if out is None:
+        return torch.ops.tmagemm.scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, bool(use_fast_accum), text)
+    if out_dtype is not None and out.dtype != out_dtype:
+        raise InvalidArgumentError(f"scaled_mm: out has dtype {out.dtype} but out_dtype is {out_dtype}")
+    torch.ops.tmagemm.scaled_mm_out(a, b, scale_a, scale_b, out, bias, bool(use_fast_accum), text)
+    return out

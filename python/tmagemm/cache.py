@@ -1,0 +1,64 @@
+"""tmagemm.cache: the kernel cache (<cache dir>/kernels/*.cubin) and the tuning database (<cache dir>/tuning.sqlite),
+as the `tmagemm cache` command has them. The cache dir follows TMAGEMM_CACHE_DIR (else ~/.cache/tmagemm). No GPU
+needed."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from . import _C
+
+
+def ls() -> dict:
+    """{'cache_dir', 'kernel_dir', 'cubins', 'cubin_bytes', 'tuning_db', 'entries': [{key, winner, best_ms,
+    timings: {choice: ms}, tuned_at}]} — `tmagemm cache ls` as data. Listing creates no database."""
+    kernel_dir, cubins, size = _C.kernel_cache()
+    entries = []
+    for key, winner, timings, tuned_at in _C.tuning_entries():
+        times = dict(timings)
+        best = times.get(winner)
+        if best is None or not math.isfinite(best):
+            finite = [t for t in times.values() if math.isfinite(t)]
+            best = min(finite) if finite else None
+        entries.append({"key": key, "winner": winner, "best_ms": best, "timings": times, "tuned_at": tuned_at})
+    return {
+        "cache_dir": _C.cache_dir(),
+        "kernel_dir": kernel_dir,
+        "cubins": cubins,
+        "cubin_bytes": size,
+        "tuning_db": _C.tuning_db_path(),
+        "entries": entries,
+    }
+
+
+def clear(kernels: bool = True, tuning: bool = True) -> dict:
+    """Removes the cached cubins and/or every tuning DB entry: {'cubins': removed, 'cubin_bytes': their size,
+    'entries': deleted}. A cubin that cannot be removed raises OSError naming it (the others are removed)."""
+    result = {"cubins": 0, "cubin_bytes": 0, "entries": 0}
+    if kernels:
+        removed, size, failures = _C.clear_kernel_cache()
+        result.update(cubins=removed, cubin_bytes=size)
+        if failures:
+            raise OSError("tmagemm.cache.clear: cannot remove " + "; ".join(failures))
+    if tuning:
+        result["entries"] = _C.clear_tuning()
+    return result
+
+
+def export(path: str | Path | None = None) -> str:
+    """The tuning DB as JSON ({"version":1,"entries":[...]}, the format of `tmagemm cache export`); written to
+    `path` too when given."""
+    text = _C.export_tuning()
+    if path is not None:
+        Path(path).write_text(text)
+    return text
+
+
+def import_(source: str | Path) -> int:
+    """Adds (or replaces) the entries of an export — a path, or the JSON text itself — and returns how many. A
+    malformed document raises tmagemm.InvalidArgumentError and changes nothing."""
+    text = str(source)
+    if not text.lstrip().startswith("{"):
+        text = Path(source).read_text()
+    return _C.import_tuning(text)

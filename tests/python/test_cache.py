@@ -1,0 +1,75 @@
+"""tmagemm.cache (python/tmagemm/cache.py): listing, clearing, export and import of the kernel cache and the tuning
+database under TMAGEMM_CACHE_DIR, as `tmagemm cache` does. CPU test (no GPU is needed for any of it)."""
+
+import json
+import math
+
+import pytest
+
+import tmagemm
+from tmagemm import cache
+
+DOC = {
+    "version": 1,
+    "entries": [
+        {"key": "k-one", "winner": "persistent_tma_128x256x64_s3_c2",
+         "timings": [{"choice": "persistent_tma_128x256x64_s3_c2", "ms": 0.5}, {"choice": "cublaslt_algo0", "ms": 0.6}],
+         "tuned_at": "2026-12-02T00:00:00Z"},
+        {"key": "k-two", "winner": "skinny_x", "timings": [{"choice": "skinny_x", "ms": None},
+                                                           {"choice": "cublaslt_algo1", "ms": 0.25}]},
+    ],
+}
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMAGEMM_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_empty_listing_creates_nothing(cache_dir):
+    info = cache.ls()
+    assert info["cache_dir"] == str(cache_dir)
+    assert info["cubins"] == 0 and info["entries"] == []
+    assert not (cache_dir / "tuning.sqlite").exists()
+
+
+def test_import_list_export_clear(cache_dir):
+    assert cache.import_(json.dumps(DOC)) == 2
+    entries = {e["key"]: e for e in cache.ls()["entries"]}
+    assert set(entries) == {"k-one", "k-two"}
+    assert entries["k-one"]["best_ms"] == 0.5 and entries["k-one"]["tuned_at"] == "2026-12-02T00:00:00Z"
+    # A failed winner (ms null -> inf) falls back to the best finite time, as `tmagemm cache ls` prints it.
+    assert math.isinf(entries["k-two"]["timings"]["skinny_x"]) and entries["k-two"]["best_ms"] == 0.25
+
+    path = cache_dir / "export.json"
+    text = cache.export(path)
+    assert json.loads(path.read_text()) == json.loads(text)
+    assert [e["key"] for e in json.loads(text)["entries"]] == ["k-one", "k-two"]
+
+    assert cache.clear(kernels=False, tuning=True)["entries"] == 2
+    assert cache.ls()["entries"] == []
+    assert cache.import_(path) == 2  # a path works as well as the text
+
+
+def test_malformed_import_changes_nothing(cache_dir):
+    cache.import_(json.dumps(DOC))
+    bad = dict(DOC, version=2)
+    with pytest.raises(tmagemm.InvalidArgumentError):
+        cache.import_(json.dumps(bad))
+    with pytest.raises(ValueError):
+        cache.import_('{"version": 1, "entries": [{"key": "x"}]}')
+    assert len(cache.ls()["entries"]) == 2
+
+
+def test_kernel_files_are_counted_and_removed(cache_dir):
+    kdir = cache_dir / "kernels"
+    kdir.mkdir()
+    (kdir / "aaaa.cubin").write_bytes(b"x" * 100)
+    (kdir / "bbbb.cubin").write_bytes(b"y" * 28)
+    (kdir / "cccc.cubin.tmp.1.2.3").write_bytes(b"z")  # a writer's temporary file is not a cubin
+    info = cache.ls()
+    assert info["kernel_dir"] == str(kdir) and info["cubins"] == 2 and info["cubin_bytes"] == 128
+    result = cache.clear(kernels=True, tuning=False)
+    assert result["cubins"] == 2 and result["cubin_bytes"] == 128
+    assert sorted(p.name for p in kdir.iterdir()) == ["cccc.cubin.tmp.1.2.3"]
