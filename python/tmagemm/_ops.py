@@ -18,6 +18,8 @@ from ._options import Options, desc as _options_desc
 
 _DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.float8_e4m3fn: 3, torch.float8_e5m2: 4}
 _PLAIN = frozenset((torch.Tensor, torch.nn.Parameter))
+_TENSOR = torch.Tensor
+_is_compiling = torch.compiler.is_compiling
 _ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
 
 try:
@@ -121,6 +123,22 @@ def _scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, out
 def mm(a, b, *, out_dtype=None, out=None, options: Options | None = None):
     """out(M,N) = a(M,K) @ b(K,N), as torch.mm: bfloat16 or float16 in; out a's dtype, or out_dtype (bfloat16,
     float16, float32). Any strides; out, when given, must have the exact shape and dtype."""
+    # The common call (two plain CUDA tensors of a known dtype, rank 2, nothing for autograd, not compiling) takes
+    # the shortest path: every check it skips here is made by the C++ validation, or leads to the general path.
+    if (type(a) is _TENSOR and type(b) is _TENSOR and out is None and a.is_cuda and b.is_cuda
+            and not (a.requires_grad or b.requires_grad) and not _is_compiling()):
+        ca, cb = _DTYPES.get(a.dtype), _DTYPES.get(b.dtype)
+        sa, sb = a.shape, b.shape
+        if ca is not None and cb is not None and len(sa) == 2 and len(sb) == 2:
+            out = a.new_empty((sa[0], sb[1])) if out_dtype is None else a.new_empty((sa[0], sb[1]), dtype=out_dtype)
+            co = _DTYPES.get(out.dtype)
+            if co is not None:
+                device = a.get_device()
+                _C.mm((a.data_ptr(), ca, device, sa, a.stride()), (b.data_ptr(), cb, b.get_device(), sb, b.stride()),
+                      (out.data_ptr(), co, device, out.shape, out.stride()), _options_desc(options),
+                      _raw_stream(device))
+                return out
+            out = None
     if _traced(a, b, out):
         from . import _library
 

@@ -118,12 +118,19 @@ def test_scaled_mm_against_torch(m, n, k, rowwise, fast, out_dtype):
     got = tmagemm.scaled_mm(a8, b8, sa, sb, out_dtype=out_dtype, use_fast_accum=fast,
                             out=poisoned(m, n, dtype=out_dtype))
     expected = torch._scaled_mm(a8, b8, sa, sb, out_dtype=out_dtype, use_fast_accum=fast)
-    tol = dict(atol=7e-2, rtol=7e-2) if out_dtype != torch.float32 else dict(atol=3e-3, rtol=3e-3)
-    # torch's test compares at the fp8 scale of the output: divide both by the same amax-derived scale.
-    scale = expected.float().abs().amax().clamp(min=1e-12) / torch.finfo(torch.float8_e4m3fn).max
-    torch.testing.assert_close(got.float() / scale, expected.float() / scale, **tol)
     ref = (a8.double() * sa.double()) @ (b8.double() * sb.double())
-    assert rel_err(got, ref) <= (1e-2 if out_dtype != torch.float32 else 5e-3)
+    ours, theirs = rel_err(got, ref), rel_err(expected, ref)
+    if fast:
+        # Fast accumulation rounds inside the wgmma accumulator: two kernels that order K differently disagree by
+        # more than torch's tolerances (set for exact accumulation). Each is held to the float64 reference instead:
+        # tmagemm's error at most twice torch's own (or 2e-3, the fast-accumulation floor at these K).
+        assert ours <= max(2 * theirs, 2e-3), f"tmagemm {ours:.2e}, torch {theirs:.2e}"
+    else:
+        tol = dict(atol=7e-2, rtol=7e-2) if out_dtype != torch.float32 else dict(atol=3e-3, rtol=3e-3)
+        # torch's test compares at the fp8 scale of the output: divide both by the same amax-derived scale.
+        scale = expected.float().abs().amax().clamp(min=1e-12) / torch.finfo(torch.float8_e4m3fn).max
+        torch.testing.assert_close(got.float() / scale, expected.float() / scale, **tol)
+    assert ours <= (1e-2 if out_dtype != torch.float32 else 5e-3), f"tmagemm {ours:.2e}, torch {theirs:.2e}"
 
 
 @gpu
