@@ -2,7 +2,8 @@
 # device-python.sh — the Python package on the H200 (issue 19): the carried cp312 build of tmagemm._C
 # (lab/build-ext-cp312.sh) with python/tmagemm, the carried kernel cache under a fresh tuning DB, then the smoke call,
 # pytest tests/python (GPU tests included), and the host-overhead benchmark. Logs and JSON to $OUT.
-# Env: PYTEST_S (pytest time limit, s), PYTEST_ARGS (extra pytest arguments), SKIP_OVERHEAD=1.
+# Env: PYTEST_S (pytest time limit, s), PYTEST_ARGS (extra pytest arguments), SKIP_OVERHEAD=1, SUITES="name:seconds ..."
+# (then `tmagemm bench` on those suites with the carried binary).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -19,4 +20,5 @@ if [ "${SKIP_OVERHEAD:-0}" != 1 ]; then
   stage "host overhead"
   python3 bench/python_overhead.py --out "$out" 2>&1 | tee "$out/overhead.txt"
 fi
+[ -n "${SUITES:-}" ] && bench_suites $SUITES
 stage "done"
