@@ -271,6 +271,20 @@ inline Check compare(Matrix& out, const std::vector<float>& ref, int64_t batch =
   return c;
 }
 
+// Options that let exactly one backend run ("persistent_tma", "skinny", "fallback", "pad_tma", "cublaslt"; "" for
+// all of them), in heuristic mode (its one heuristic config, untimed) unless `tuning` says otherwise.
+inline Options backend_only(const std::string& backend, Tuning tuning = Tuning::heuristic) {
+  Options o = Options::defaults_only();
+  o.tuning = tuning;
+  if (backend.empty()) return o;
+  o.persistent_tma = backend == "persistent_tma";
+  o.skinny = backend == "skinny";
+  o.fallback = backend == "fallback";
+  o.pad_tma = backend == "pad_tma";
+  o.cublaslt = backend == "cublaslt";
+  return o;
+}
+
 // A fresh TMAGEMM_CACHE_DIR for one test, so benchmark mode tunes (and launches every candidate) rather than read a
 // winner stored by an earlier run; its kernels/ links to the usual cubin cache, so kernels are not compiled again.
 class FreshTuningDb {

@@ -6,6 +6,7 @@
 // <out>/<gpu-slug>-<yyyy-mm-dd>-<suite>.json. Exits 1 when there is no CUDA device or any row is not ok.
 // addmm rows compare tmagemm::addmm with cuBLASLt's fused epilogue (bias, bias + GELU, bias + ReLU), and also time
 // the unfused pair: the same cuBLASLt mm without an epilogue, then one elementwise bias + activation kernel.
+// bmm rows compare tmagemm::bmm on B dense matrices per operand with cuBLASLt's strided-batched matmul.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -593,6 +594,36 @@ double dot16(DType dtype, const std::vector<std::uint16_t>& ha, const std::vecto
   return acc;
 }
 
+// The output elements a row checks on the CPU, as (row, column) of a row-major output seen as batch * M rows of N
+// (row b * M + i is row i of matrix b; mm rows have batch 1): the four corners of the first and of the last matrix,
+// then random elements, sample s in matrix s % batch (so that the samples cover every matrix, up to 248 of them).
+// Fixed seed per shape.
+std::vector<std::pair<int64_t, int64_t>> output_samples(int64_t batch, int64_t M, int64_t N, int64_t K) {
+  std::vector<std::pair<int64_t, int64_t>> samples;
+  const std::vector<int64_t> ends = batch > 1 ? std::vector<int64_t>{0, batch - 1} : std::vector<int64_t>{0};
+  for (int64_t b : ends)
+    for (auto [i, j] : {std::pair<int64_t, int64_t>{0, 0}, {M - 1, N - 1}, {M - 1, 0}, {0, N - 1}})
+      samples.emplace_back(b * M + i, j);
+  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 1000003 + N * 1009 + K));
+  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
+  while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) {
+    const int64_t b = static_cast<int64_t>(samples.size()) % batch;
+    samples.emplace_back(ri(rng), rj(rng));  // (i, j) of matrix b
+    samples.back().first += b * M;
+  }
+  return samples;
+}
+
+// A (rows x cols) operand at `data`, row- or column-major with leading dimension `ld`. `batched` (bmm rows): a
+// rank-3 view of `batch` such matrices one after another (batch stride: the matrix's size, (rows or cols) * ld).
+TensorView operand_view(void* data, DType dtype, bool batched, int64_t batch, int64_t rows, int64_t cols,
+                        bool col_major, int64_t ld, int device) {
+  const int64_t row_stride = col_major ? 1 : ld, col_stride = col_major ? ld : 1;
+  if (!batched) return TensorView::strided(data, dtype, {rows, cols}, {row_stride, col_stride}, device);
+  return TensorView::strided(data, dtype, {batch, rows, cols}, {(col_major ? cols : rows) * ld, row_stride, col_stride},
+                             device);
+}
+
 // The misaligned suite's reference point: tmagemm on the same M x N x K with every operand 16-byte aligned (leading
 // dimensions rounded up to 8 elements, bases 256-byte aligned), tuned like the row, its result checked against the
 // CPU reference on sampled elements, then timed alone (median of the row's run count, L2 flushed before each run).
@@ -647,16 +678,21 @@ void bench_aligned_twin(Context& ctx, Row& row, DType dtype, const Layout& layou
   row.aligned_ms = median(t);
 }
 
-// Benchmarks one mm or addmm row. Throws only for failures that leave nothing to record (e.g. out of memory).
+// Benchmarks one mm, addmm or bmm row. Throws only for failures that leave nothing to record (e.g. out of memory).
+// A bmm row is `batch` products: each operand (and out) is that many matrices one after another, with no padding.
 Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row = row_for(suite, shape, dtype);
-  const bool is_addmm = suite.op == "addmm";
+  const bool is_addmm = suite.op == "addmm", is_bmm = suite.op == "bmm";
   const RowEpilogue epi = is_addmm ? parse_epilogue(row.epilogue) : RowEpilogue{};
   if (row.unfused && !epi.bias) throw std::invalid_argument("the unfused pair needs an epilogue with a bias");
+  if (!is_bmm && shape.batch != 1) throw std::invalid_argument("only bmm rows have a batch");
+  if (is_bmm && (shape.batch < 1 || shape.a_pad || shape.a_offset || shape.b_pad || shape.out_pad || row.unfused ||
+                 suite.report_aligned))
+    throw std::invalid_argument("bmm rows take batch >= 1 dense operands, without an unfused pair or aligned twin");
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
   const Layout layout = parse_layout(shape.layout);
-  const int64_t M = shape.m, N = shape.n, K = shape.k;
+  const int64_t M = shape.m, N = shape.n, K = shape.k, batch = shape.batch;
   const std::size_t es = itemsize(dtype);
 
   // Inputs: random normal values on the host, copied to the device. A may be a column slice of a wider
@@ -669,12 +705,15 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   if (shape.b_pad < 0 || shape.out_pad < 0 || (shape.b_pad != 0 && layout.b_col))
     throw std::invalid_argument("a padded B must be row-major (0 <= b_pad), and 0 <= out_pad");
   const int64_t ldb = layout.b_col ? K : N + shape.b_pad, ldc = N + shape.out_pad;
-  std::vector<std::uint16_t> ha(static_cast<std::size_t>(layout.a_col ? M * K : M * lda)),
-      hb(static_cast<std::size_t>(layout.b_col ? K * N : K * ldb));
+  // The size of one matrix of each operand, which is also its batch stride (bmm rows; batch 1 otherwise).
+  const int64_t a_stride = (layout.a_col ? K : M) * lda, b_stride = (layout.b_col ? N : K) * ldb, c_stride = M * ldc;
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(batch * a_stride)),
+      hb(static_cast<std::size_t>(batch * b_stride));
   fill_cycled(ha, ctx.pool, 0);
   fill_cycled(hb, ctx.pool, kPoolSize / 2);
   DeviceBuffer da(ha.size() * es), db(hb.size() * es);
-  DeviceBuffer dc_ours(static_cast<std::size_t>(M * ldc) * es), dc_base(static_cast<std::size_t>(M * ldc) * es);
+  DeviceBuffer dc_ours(static_cast<std::size_t>(batch * c_stride) * es),
+      dc_base(static_cast<std::size_t>(batch * c_stride) * es);
   cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
   cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
   // addmm: bias (N) random normal like the inputs, in the output dtype; the unfused pair writes its own output.
@@ -689,11 +728,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   if (row.unfused) cuda_check(cudaMemset(dc_unfused.get(), 0xff, dc_unfused.bytes()), "cudaMemset(out)");
 
   void* a_base = static_cast<char*>(da.get()) + shape.a_offset * static_cast<int64_t>(es);
-  const TensorView a = layout.a_col ? matrix_view(da.get(), dtype, M, K, true, ctx.device)
-                                    : TensorView::strided(a_base, dtype, {M, K}, {lda, 1}, ctx.device);
-  const TensorView b = layout.b_col ? matrix_view(db.get(), dtype, K, N, true, ctx.device)
-                                    : TensorView::strided(db.get(), dtype, {K, N}, {ldb, 1}, ctx.device);
-  const TensorView out = TensorView::strided(dc_ours.get(), dtype, {M, N}, {ldc, 1}, ctx.device);
+  const TensorView a = operand_view(a_base, dtype, is_bmm, batch, M, K, layout.a_col, lda, ctx.device);
+  const TensorView b = operand_view(db.get(), dtype, is_bmm, batch, K, N, layout.b_col, ldb, ctx.device);
+  const TensorView out = operand_view(dc_ours.get(), dtype, is_bmm, batch, M, N, false, ldc, ctx.device);
   // addmm: bias (N) passed as a 1xN view; beta = alpha = 1.
   const TensorView bias = TensorView::contiguous(dbias.get(), dtype, {1, N}, ctx.device);
 
@@ -701,13 +738,14 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   std::function<void()> ours = [&] {
     if (is_addmm)
       tmagemm::addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options);
+    else if (is_bmm)
+      tmagemm::bmm(a, b, out, ctx.options);
     else
       tmagemm::mm(a, b, out, ctx.options);
   };
   try {
     ours();
-    cuda_check(cudaStreamSynchronize(ctx.stream),
-               is_addmm ? "tmagemm::addmm (synchronize)" : "tmagemm::mm (synchronize)");
+    cuda_check(cudaStreamSynchronize(ctx.stream), ("tmagemm::" + suite.op + " (synchronize)").c_str());
   } catch (const std::exception& e) {
     row.status = "error";
     row.error = e.what();
@@ -716,6 +754,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   if (ours) {
     try {
       const Explanation ex = is_addmm ? tmagemm::explain_addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options)
+                             : is_bmm ? tmagemm::explain_bmm(a, b, out, ctx.options)
                                       : tmagemm::explain_mm(a, b, out, ctx.options);
       for (const ChoiceReport& c : ex.choices)
         if (c.selected) row.choice = c.name;
@@ -726,14 +765,16 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
 
   // cuBLASLt: its top heuristic algorithms, each run once (one that fails is left out). The best of them is
   // chosen further down by a timed trial on a hot card; each is checked against the CPU reference first.
-  // addmm: with cuBLASLt's own fused epilogue (BIAS, GELU_BIAS, RELU_BIAS).
+  // addmm: with cuBLASLt's own fused epilogue (BIAS, GELU_BIAS, RELU_BIAS). bmm: strided-batched, the same batch
+  // strides as tmagemm's views (batch 1: one matmul).
   std::unique_ptr<CublasLtMatmul> lt;
   std::vector<int> algos;
   std::string base_problem;
   try {
     lt = std::make_unique<CublasLtMatmul>(dtype, M, N, K, layout, ctx.workspace.get(), ctx.workspace.bytes(),
                                           kBaselineAlgos, lda, a_base, db.get(), dc_base.get(),
-                                          epi.bias ? dbias.get() : nullptr, epi.act, nullptr, ldb, ldc);
+                                          epi.bias ? dbias.get() : nullptr, epi.act, nullptr, ldb, ldc,
+                                          StridedBatch{batch, a_stride, b_stride, c_stride});
     algos = runnable_algos(ctx, lt->algo_count(),
                            [&](int i) { lt->run(i, a_base, db.get(), dc_base.get(), ctx.stream); });
   } catch (const std::exception& e) {
@@ -768,21 +809,21 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
 
   // Correctness first. Each cuBLASLt algorithm against a CPU fp32/fp64 reference on sampled elements (one that
   // disagrees is left out); tmagemm against the first good algorithm's whole output (or against the CPU samples
-  // when there is no baseline).
-  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 1000003 + N * 1009 + K));
-  std::vector<std::pair<int64_t, int64_t>> samples = {{0, 0}, {M - 1, N - 1}, {M - 1, 0}, {0, N - 1}};
-  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
-  while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) samples.emplace_back(ri(rng), rj(rng));
+  // when there is no baseline). bmm rows: the samples are spread over the matrices (output_samples); out is then
+  // batch * M rows of ldc.
+  const std::vector<std::pair<int64_t, int64_t>> samples = output_samples(batch, M, N, K);
   std::vector<double> ref;
-  for (auto [i, j] : samples) {
+  for (auto [r, j] : samples) {
+    const int64_t mat = r / M, i = r % M;  // row i of matrix `mat`
     double acc = dot16(
-        dtype, ha, hb, K, [&](int64_t kk) { return layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk; },
-        [&](int64_t kk) { return layout.b_col ? kk + j * K : kk * ldb + j; });
+        dtype, ha, hb, K,
+        [&](int64_t kk) { return mat * a_stride + (layout.a_col ? i + kk * M : i * lda + shape.a_offset + kk); },
+        [&](int64_t kk) { return mat * b_stride + (layout.b_col ? kk + j * K : kk * ldb + j); });
     if (epi.bias) acc += from_16bit(dtype, hbias[static_cast<std::size_t>(j)]);
     ref.push_back(activate(epi.act, acc));
   }
   const Sampler sampled = sampler_of(samples, dtype, ldc);
-  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * ldc));
+  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(batch * c_stride));
   const std::vector<int> good_algos =
       checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
   const std::vector<int> good_unfused = checked_algos(ctx, unfused_algos, run_unfused, dc_unfused, sampled, ref, h_algo,
@@ -918,10 +959,7 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
 
   // Correctness: each algorithm against the CPU reference on sampled elements (fp64 over the decoded fp8 values, then
   // the scales and the bias); tmagemm against the first good algorithm's whole output (or the samples).
-  std::mt19937_64 rng(static_cast<std::uint64_t>(M * 1000003 + N * 1009 + K));
-  std::vector<std::pair<int64_t, int64_t>> samples = {{0, 0}, {M - 1, N - 1}, {M - 1, 0}, {0, N - 1}};
-  std::uniform_int_distribution<int64_t> ri(0, M - 1), rj(0, N - 1);
-  while (samples.size() < static_cast<std::size_t>(kReferenceSamples)) samples.emplace_back(ri(rng), rj(rng));
+  const std::vector<std::pair<int64_t, int64_t>> samples = output_samples(1, M, N, K);
   std::vector<double> ref;
   for (auto [i, j] : samples) {
     double acc = 0;
@@ -949,7 +987,7 @@ std::string num(std::optional<double> v, const char* f = "{:.1f}") {
 }
 
 void print_header(const Suite& suite) {
-  fmt::print("{:<18} {:<6}", "shape (MxNxK)", "layout");
+  fmt::print("{:<18} {:<6}", suite.op == "bmm" ? "shape (BxMxNxK)" : "shape (MxNxK)", "layout");
   if (per_row_epilogues(suite)) fmt::print(" {:<15}", "epilogue");
   fmt::print(" {:>10} {:>10} {:>7}", "tmagemm", "cuBLASLt", "ratio");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "unfused", "ratio_u");
@@ -1072,8 +1110,7 @@ int run_bench(const BenchOptions& opt) {
   bool all_ok = true;
   bool context_broken = false;
   for (const Suite& suite : suites) {
-    fmt::print("\n== suite {} ({}, {}) ==\n", suite.name, suite.op,
-               suite.op == "mm" || suite.op == "addmm" ? opt.dtype : suite.dtype);
+    fmt::print("\n== suite {} ({}, {}) ==\n", suite.name, suite.op, suite.op == "scaled_mm" ? suite.dtype : opt.dtype);
     if (!suite.implemented) {
       fmt::print("skipped: {} is not implemented yet\n", suite.op);
       continue;
@@ -1086,6 +1123,10 @@ int run_bench(const BenchOptions& opt) {
     if (suite.report_unfused)
       fmt::print("bias (N) as 1xN, beta = alpha = 1; cuBLASLt with its fused epilogue (BIAS, GELU_BIAS = gelu_tanh, "
                  "RELU_BIAS); unfused = cuBLASLt mm (best of top-{}) + one bias/activation kernel, timed together\n",
+                 kBaselineAlgos);
+    if (suite.op == "bmm")
+      fmt::print("out(B,M,N) = a(B,M,K) @ b(B,K,N), each operand B dense matrices one after another (batch strides "
+                 "M*K, K*N, M*N); cuBLASLt strided-batched (best of top-{})\n",
                  kBaselineAlgos);
     print_header(suite);
     std::vector<Row> rows;
@@ -1195,7 +1236,7 @@ void add_bench(CLI::App& app, Action& action) {
   sub->add_option("--reps", opt->reps, "Minimum number of timed runs per side (timing also lasts >= 100 ms)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--dtype", opt->dtype, "Input/output dtype of the mm and addmm suites")
+  sub->add_option("--dtype", opt->dtype, "Input/output dtype of the mm, addmm and bmm suites")
       ->check(CLI::IsMember({"bf16", "f16"}))
       ->capture_default_str();
   sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();

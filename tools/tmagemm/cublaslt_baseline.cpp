@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -54,10 +55,12 @@ cublasLtHandle_t cublaslt_handle() {
 CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Layout layout, void* workspace,
                                std::size_t workspace_bytes, int max_algos, int64_t lda, const void* a,
                                const void* b, const void* c, const void* bias, Activation act,
-                               const Fp8Baseline* fp8, int64_t ldb, int64_t ldc)
+                               const Fp8Baseline* fp8, int64_t ldb, int64_t ldc, const StridedBatch& batch)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   if (fp8 && (layout.a_col || !layout.b_col))
     throw std::invalid_argument("cuBLASLt FP8 baseline: A must be row-major and B column-major (layout rc)");
+  if (batch.count < 1 || batch.count > INT32_MAX || batch.stride_a < 0 || batch.stride_b < 0 || batch.stride_c < 0)
+    throw std::invalid_argument("cuBLASLt baseline: the batch count must be in [1, 2^31) and its strides >= 0");
   const cudaDataType_t type = cuda_type(fp8 ? fp8->out : dtype);
   // cuBLASLt's A is our B and its B our A (below): their fp8 types and scales swap too.
   const cudaDataType_t type_a = fp8 ? cuda_type(fp8->b) : type, type_b = fp8 ? cuda_type(fp8->a) : type;
@@ -120,6 +123,25 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   else
     lt_check(cublasLtMatrixLayoutCreate(&lt_b_, type_b, u(k), u(m), lda), "layout B (our A, row-major)");
   lt_check(cublasLtMatrixLayoutCreate(&lt_c_, type, u(n), u(m), ldc), "layout C");
+  // Strided batch: every layout has the batch count and its own matrix's stride (cuBLASLt's A is our B). C and D
+  // share lt_c_. Dense strides: our A has K (column-major) or M rows of lda, our B N or K of ldb, C M of ldc.
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // in elements, of our A, B and C; 0 when not batched
+  if (batch.count > 1) {
+    stride_a = batch.stride_a ? batch.stride_a : (layout.a_col ? k : m) * lda;
+    stride_b = batch.stride_b ? batch.stride_b : (layout.b_col ? n : k) * ldb;
+    stride_c = batch.stride_c ? batch.stride_c : m * ldc;
+    const int32_t count = static_cast<int32_t>(batch.count);
+    auto set_batch = [&count](cublasLtMatrixLayout_t lt, int64_t stride, const std::string& what) {
+      lt_check(cublasLtMatrixLayoutSetAttribute(lt, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
+               (what + ": set BATCH_COUNT").c_str());
+      lt_check(
+          cublasLtMatrixLayoutSetAttribute(lt, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+               (what + ": set STRIDED_BATCH_OFFSET").c_str());
+    };
+    set_batch(lt_a_, stride_b, "layout A (our B)");
+    set_batch(lt_b_, stride_a, "layout B (our A)");
+    set_batch(lt_c_, stride_c, "layout C");
+  }
 
   cublasLtMatmulPreference_t pref = nullptr;
   lt_check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
@@ -127,17 +149,20 @@ CublasLtMatmul::CublasLtMatmul(DType dtype, int64_t m, int64_t n, int64_t k, Lay
   cublasStatus_t st =
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   // NOTE: the heuristic assumes 256-byte-aligned matrices unless told otherwise; an algorithm picked under
-  // that assumption refuses (or misreads) a less aligned pointer or leading dimension.
-  const std::size_t es = fp8 ? 1 : itemsize(dtype), es_out = fp8 ? itemsize(fp8->out) : es;
-  auto align = [](const void* p, int64_t ld_bytes) {
-    uint64_t x = reinterpret_cast<std::uintptr_t>(p) | static_cast<uint64_t>(ld_bytes) | 256u;
+  // that assumption refuses (or misreads) a less aligned pointer or leading dimension. A batch stride sets where
+  // the later matrices begin: it counts too.
+  const int64_t es = fp8 ? 1 : static_cast<int64_t>(itemsize(dtype));
+  const int64_t es_out = fp8 ? static_cast<int64_t>(itemsize(fp8->out)) : es;
+  auto align = [](const void* p, int64_t ld_bytes, int64_t stride_bytes) {
+    uint64_t x = reinterpret_cast<std::uintptr_t>(p) | static_cast<uint64_t>(ld_bytes) |
+                 static_cast<uint64_t>(stride_bytes) | 256u;
     return static_cast<uint32_t>(x & (~x + 1));  // lowest set bit, at most 256
   };
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(b, ldb * static_cast<int64_t>(es))},  // our B
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(a, lda * static_cast<int64_t>(es))},  // our A
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, ldc * static_cast<int64_t>(es_out))},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, ldc * static_cast<int64_t>(es_out))}};
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align(b, ldb * es, stride_b * es)},  // our B
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align(a, lda * es, stride_a * es)},  // our A
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align(c, ldc * es_out, stride_c * es_out)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align(c, ldc * es_out, stride_c * es_out)}};
   for (const auto& [attr, bytes] : alignments)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &bytes, sizeof bytes);
   algos_.resize(static_cast<std::size_t>(max_algos));

@@ -104,12 +104,16 @@ std::vector<Suite> make_suites() {
     }
   s.push_back(addmm);
 
-  // bmm: (B, M, N, K).
+  // bmm: (B, M, N, K), bf16, A and B row-major; each operand B dense matrices one after another. The baseline is
+  // cuBLASLt's strided-batched matmul.
   Suite bmm{"bmm", "bmm", "bf16", {}};
-  bmm.implemented = false;
-  for (auto x : {BenchShape{32, 1024, 1024, 1024, "rr", ""}, BenchShape{64, 2048, 128, 2048, "rr", ""},
-                 BenchShape{8, 4096, 4096, 4096, "rr", ""}, BenchShape{128, 512, 512, 64, "rr", ""}})
-    bmm.shapes.push_back(x);
+  for (auto [batch, m, n, k, note] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, const char*>{32, 1024, 1024, 1024, "square"},
+        {64, 2048, 128, 2048, "narrow N"},
+        {8, 4096, 4096, 4096, "large square"},
+        {128, 512, 512, 64, "many small, K = 64"},
+        {16, 128, 8192, 8192, "small M"}})
+    bmm.shapes.push_back({batch, m, n, k, "rr", note});
   s.push_back(bmm);
   return s;
 }
