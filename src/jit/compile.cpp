@@ -207,10 +207,12 @@ Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_reso
   const std::string key = key_for(spec, arch, verbose_resources, options);
 
   // The cache is best effort: an unusable directory only means every call compiles.
-  const fs::path dir = fs::path(cache_dir()) / "kernels";
+  const std::string root = cache_dir();
+  const fs::path dir = fs::path(root) / "kernels";
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  const bool cache_usable = !ec && fs::is_directory(dir, ec);
+  const bool trusted = cache_dir_refusal(root).empty();
+  if (trusted) fs::create_directories(dir, ec);
+  const bool cache_usable = trusted && !ec && fs::is_directory(dir, ec);
   const std::string path = (dir / (key + ".cubin")).string();
 
   if (cache_usable) {

@@ -36,6 +36,12 @@ const std::vector<std::pair<std::string, std::string>>& embedded_headers();
 
 // Directory of the cubin cache and tuning DB: $TMAGEMM_CACHE_DIR, else $HOME/.cache/tmagemm. Created on demand.
 std::string cache_dir();
+// Why the cache dir must not be used, or "" when it may: like ssh with its keys, a cache directory (or its kernels/)
+// that another user owns, or that its group or every user may write, is refused — a cubin is code that runs on the
+// GPU. A refusal is reported on stderr once per directory; the callers then compile without the disk cache and keep
+// tuning results in memory. A directory that does not exist (yet) is not refused here.
+std::string cache_dir_refusal(const std::string& dir);
+
 // Root of the CUDA toolkit used for libcu++ headers: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (first that has
 // include/cccl/cuda/ptx). Throws Error(compile_error) saying what was searched when none is found.
 std::string cuda_home();

@@ -1,7 +1,14 @@
 // spec.cpp — KernelSpec rendering, the probe kernel's spec, and the two directories the JIT depends on
 // (cubin cache, CUDA toolkit for libcu++ headers).
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -58,6 +65,33 @@ std::string cache_dir() {
   std::error_code ec;
   fs::create_directories(dir, ec);
   return dir.string();
+}
+
+std::string cache_dir_refusal(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::string why;
+  for (const fs::path& d : {fs::path(dir), fs::path(dir) / "kernels"}) {
+    struct stat st {};
+    if (::stat(d.c_str(), &st) != 0) continue;  // missing: nothing to trust yet (created by this user on demand)
+    if (st.st_uid != ::geteuid()) {
+      why = fmt::format("{} is owned by uid {}, not by this process's user (uid {})", d.string(), st.st_uid,
+                        ::geteuid());
+    } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      why = fmt::format("{} is writable by {} (mode {:04o})", d.string(),
+                        (st.st_mode & S_IWOTH) != 0 ? "every user" : "its group", st.st_mode & 07777);
+    }
+    if (!why.empty()) break;
+  }
+  if (why.empty()) return why;
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (reported.insert(dir).second)
+    std::fprintf(stderr,
+                 "tmagemm: cache dir refused: %s; kernels are compiled without the disk cache and tuning results are "
+                 "kept in memory (make it private: chown/chmod go-w, or set TMAGEMM_CACHE_DIR)\n",
+                 why.c_str());
+  return why;
 }
 
 std::string cuda_home() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "jit/jit.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "tmagemm/error.hpp"
@@ -193,6 +195,8 @@ std::shared_ptr<TuningDb> database() {
   }
   if (st.db) return st.db;
   if (std::chrono::steady_clock::now() < st.retry_after) return nullptr;
+  // A cache dir another user could write is not used (jit::cache_dir_refusal reports it once).
+  if (!jit::cache_dir_refusal(std::filesystem::path(path).parent_path().string()).empty()) return nullptr;
   try {
     st.db = std::make_shared<TuningDb>(path, kTunerWaits);
   } catch (const std::exception& e) {
