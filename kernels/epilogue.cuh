@@ -42,6 +42,7 @@ struct EpilogueParams {
   int bias_vec2;  // a row-vector bias's column pairs (even c, c + 1) may be read as one 4/8-byte access
   const float* scale_a;  // scaled_mm: 1 value (tensorwise) or one per row (rowwise)
   const float* scale_b;  // scaled_mm: 1 value (tensorwise) or one per column (rowwise)
+  const int* group_ends;  // grouped_mm: the int32 end row of each group (device memory); null otherwise
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

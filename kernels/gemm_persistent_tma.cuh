@@ -51,6 +51,7 @@
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "epilogue.cuh"
 #include "operand.cuh"
@@ -168,6 +169,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tid = threadIdx.x % 128;
 
+  // grouped_mm: the groups' tile counts and rows, once per CTA (`batch` is the group count; every thread takes part).
+  __shared__ cuda::std::conditional_t<Cfg::kGrouped, GroupSchedule, char> group_sched;
+  if constexpr (Cfg::kGrouped) load_group_schedule(group_sched, ep.group_ends, batch, M, N, BM * CM, BN * CN);
+
   if (threadIdx.x == 0) {
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
@@ -186,7 +191,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid
-  const TileScheduler sched(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
+  const auto sched = [&] {
+    if constexpr (Cfg::kGrouped)
+      return GroupedTileScheduler(group_sched, batch, N, BM * CM, BN * CN, Cfg::kGroupM);
+    else
+      return TileScheduler(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
+  }();
   const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
   const int k_blocks = (K + BK - 1) / BK;
 
@@ -217,13 +227,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
       for (int sl = 0; sl < kSlabs; ++sl)
         load(CN > 1, &tma_a, a_dst + Op::kmajor_slab(BM, sl) + rn * kRows * 128, k0 + kRowElems * sl,
-             tc.m0 + rn * kRows, tc.batch, &ring.full[stage], mask_a);
+             tc.m0 + rn * kRows, tc.ab, &ring.full[stage], mask_a);
     } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
       constexpr int kKRows = BK / CN;
 #pragma unroll
       for (int i = 0; i < BM / kRowElems; ++i)
         load(CN > 1, &tma_a, a_dst + Op::mnmajor_chunk(BK, i) + rn * kKRows * 128, tc.m0 + kRowElems * i,
-             k0 + rn * kKRows, tc.batch, &ring.full[stage], mask_a);
+             k0 + rn * kKRows, tc.ab, &ring.full[stage], mask_a);
     }
     if (first) mark(kTrProdA, clock64());
     if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
@@ -332,13 +342,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           const int mi = u / kFragUnits, g = u % kFragUnits;
           const int row0 = pending.m0 + (SN ? mi : cidx * MI + mi) * 64;
           const int col0 = pending.n0 + (SN ? cidx * WN : 0);
-          if (row0 >= M || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
+          if (row0 >= pending.m_end || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
           if (g < kFragChunks) {
             store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, chunk_seq, staging + cidx * kStagingBytes,
-                                                        &tma_out, pending.batch, row0, col0, 1 + cidx);
+                                                        &tma_out, pending.ab, row0, col0, 1 + cidx);
             if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
           } else {  // the last 32 columns (a wave-fitting BN = 224)
-            store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.batch, row0, col0, M, N);
+            store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);
           }
         }
         if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
@@ -393,8 +403,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
               if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
             if constexpr (!Cfg::Epi::kIdentity)
               if (kb == k_blocks - 1) {  // the epilogue's vectors, under this K block's MMAs
-                prefetch_bias<typename Cfg::Epi>(ep, tc.batch, row_base, kRowsPerConsumer, M, col_base, WN, N);
-                if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, M, N);
+                prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
+                if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, tc.m_end, N);
               }
           }
           if constexpr (kPromote > 0) {
@@ -449,22 +459,22 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
         auto finish = [&](float (&d)[WN / 2]) {
-          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.batch, row0, col0, M, N, scales, mi);
+          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.ab, row0, col0, tc.m_end, N, scales, mi);
           if constexpr (kDeferred) {
             pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
           } else if constexpr (Cfg::kStoreTma) {
-            if (row0 < M && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
+            if (row0 < tc.m_end && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
 #pragma unroll
               for (int g = 0; g < WN / 64; ++g) {
                 cuda::std::uint32_t v[WN / 4];  // only chunk g's 16 pairs are written and read
                 pack_chunk<WN, Cfg::kOut>(d, g, v);
                 store_packed_chunk<WN, Cfg::kStagingChunks>(v, g, chunk_seq, staging + cidx * kStagingBytes,
-                                                            &tma_out, tc.batch, row0, col0, 1 + cidx);
+                                                            &tma_out, tc.ab, row0, col0, 1 + cidx);
                 if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
               }
             }
           } else {
-            store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, d, tc.batch, row0, col0, M, N);
+            store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, d, tc.ab, row0, col0, tc.m_end, N);
           }
         };
         if constexpr (kPromote > 0) {

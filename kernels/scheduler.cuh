@@ -9,18 +9,38 @@
 //           G consecutive M-blocks form a group and the M index varies fastest inside it, so CTAs that run
 //           at the same time share B columns and a small band of A rows (L2 reuse).
 //   never   touches memory; it is pure index arithmetic and identical in every thread.
+//
+// GroupedTileScheduler (grouped_mm, the MoE forward): group g owns rows [end[g-1], end[g]) of A and of out (end[-1] =
+//   0) and matrix g of B. It takes the groups' tile prefix sums and ends, computed once per CTA into shared memory
+//   by load_group_schedule (ends are clamped to [0, M]; a group whose end is below the previous end is empty, and
+//   offsets that decrease make groups overlap: torch's rule is non-decreasing offsets), and gives tiles numbered
+//   0 .. total-1, each mapped to (g, m0, n0) with m0 an absolute row of A/out and m_end = end[g]: rows at or past
+//   m_end belong to the next group and are never stored. Within a group tiles are grouped as above.
 #pragma once
 
 namespace tmagemm::kernels {
 
 struct TileCoord {
-  int batch;
-  int m0;  // first row of the tile
-  int n0;  // first column of the tile
+  int batch;  // the batch of B (grouped: the group)
+  int m0;     // first row of the tile
+  int n0;     // first column of the tile
+  int ab;     // the batch of A and of out (grouped: 0, A and out are one matrix of all the groups' rows)
+  int m_end;  // rows at or past this one are not stored (M; grouped: the group's end)
 };
 
+// Within one matrix of m_blocks x n_blocks tiles: tile r of a raster of group_m consecutive M blocks.
+__device__ inline void raster_tile(int r, int m_blocks, int n_blocks, int group_m, int& mb, int& nb) {
+  const int group_tiles = group_m * n_blocks;
+  const int group = r / group_tiles;
+  const int first_m = group * group_m;
+  const int rows_in_group = min(m_blocks - first_m, group_m);
+  const int in_group = r - group * group_tiles;
+  mb = first_m + in_group % rows_in_group;
+  nb = in_group / rows_in_group;
+}
+
 struct TileScheduler {
-  int m_blocks, n_blocks, tiles_per_batch, total, group_m, bm, bn;
+  int m_blocks, n_blocks, tiles_per_batch, total, group_m, bm, bn, m;
 
   __device__ TileScheduler(int M, int N, int batch, int tile_m, int tile_n, int group)
       : m_blocks((M + tile_m - 1) / tile_m),
@@ -29,19 +49,89 @@ struct TileScheduler {
         total(m_blocks * n_blocks * batch),
         group_m(group < 1 ? 1 : group),
         bm(tile_m),
-        bn(tile_n) {}
+        bn(tile_n),
+        m(M) {}
 
   __device__ TileCoord tile(int t) const {
     const int b = t / tiles_per_batch;
-    const int r = t - b * tiles_per_batch;
-    const int group_tiles = group_m * n_blocks;
-    const int group = r / group_tiles;
-    const int first_m = group * group_m;
-    const int rows_in_group = min(m_blocks - first_m, group_m);
-    const int in_group = r - group * group_tiles;
-    const int mb = first_m + in_group % rows_in_group;
-    const int nb = in_group / rows_in_group;
-    return TileCoord{b, mb * bm, nb * bn};
+    int mb, nb;
+    raster_tile(t - b * tiles_per_batch, m_blocks, n_blocks, group_m, mb, nb);
+    return TileCoord{b, mb * bm, nb * bn, b, m};
+  }
+};
+
+constexpr int kMaxGroups = 256;  // grouped_mm: groups one launch takes (the host refuses more)
+
+// Shared memory of the grouped schedule: prefix[g] = tiles of the groups before g (prefix[G] = all); group g's rows
+// are [start[g], end[g]).
+struct GroupSchedule {
+  int prefix[kMaxGroups + 1];
+  int start[kMaxGroups];
+  int end[kMaxGroups];
+};
+
+// Every thread of the CTA calls this once (it synchronises the CTA): reads the groups' ends (int32, device memory)
+// and writes their tile prefix sums. Needs blockDim.x >= 256 (one thread per group, 8 warps for the scan).
+__device__ inline void load_group_schedule(GroupSchedule& gs, const int* ends, int groups, int M, int N, int tile_m,
+                                           int tile_n) {
+  const int n_blocks = (N + tile_n - 1) / tile_n;
+  const int g = threadIdx.x;
+  int tiles = 0;
+  if (g < groups) {
+    const int prev = g == 0 ? 0 : min(max(ends[g - 1], 0), M);
+    const int end = max(min(max(ends[g], 0), M), prev);  // a decreasing end gives an empty group
+    gs.start[g] = prev;
+    gs.end[g] = end;
+    tiles = (end - prev + tile_m - 1) / tile_m * n_blocks;
+  }
+  // Inclusive scan over the first 256 threads: within each warp by shuffles, then the warps' totals.
+  const int lane = g % 32, warp = g / 32;
+  int v = tiles;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int u = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += u;
+  }
+  __shared__ int warp_total[kMaxGroups / 32];
+  if (g < kMaxGroups && lane == 31) warp_total[warp] = v;
+  __syncthreads();
+  if (g < kMaxGroups) {
+    int before = 0;
+    for (int w = 0; w < warp; ++w) before += warp_total[w];
+    if (g < groups) gs.prefix[g + 1] = before + v;
+    if (g == 0) gs.prefix[0] = 0;
+  }
+  __syncthreads();
+}
+
+struct GroupedTileScheduler {
+  const GroupSchedule* gs;
+  int groups, n_blocks, total, group_m, bm, bn;
+
+  __device__ GroupedTileScheduler(const GroupSchedule& s, int G, int N, int tile_m, int tile_n, int group)
+      : gs(&s),
+        groups(G),
+        n_blocks((N + tile_n - 1) / tile_n),
+        total(s.prefix[G]),
+        group_m(group < 1 ? 1 : group),
+        bm(tile_m),
+        bn(tile_n) {}
+
+  __device__ TileCoord tile(int t) const {
+    int lo = 0, hi = groups - 1;  // the group g with prefix[g] <= t < prefix[g + 1] (empty groups are skipped)
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (gs->prefix[mid] <= t)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const int g = lo;
+    const int start = gs->start[g];
+    const int m_blocks = (gs->end[g] - start + bm - 1) / bm;
+    int mb, nb;
+    raster_tile(t - gs->prefix[g], m_blocks, n_blocks, group_m, mb, nb);
+    return TileCoord{g, start + mb * bm, nb * bn, 0, gs->end[g]};
   }
 };
 

@@ -27,6 +27,15 @@ void scaled_mm(const TensorView& a, const TensorView& b, const TensorView& scale
 // out(B,M,N) = a(B,M,K) @ b(B,K,N); a batch stride of 0 broadcasts.
 void bmm(const TensorView& a, const TensorView& b, const TensorView& out, const Options& options = {});
 
+// grouped_mm (torch._grouped_mm's 2-D x 3-D form, the MoE forward): a (total_M, K) and b (G, K, N), bf16 or f16;
+// offs (G) int32 in device memory, the cumulative end row of each group (group g owns rows [offs[g-1], offs[g]) of a and
+// out, offs[-1] = 0; groups may be empty); out (total_M, N). The offsets are read on the device (no host
+// synchronisation: the call can be captured in a CUDA graph and replayed with new offsets). torch's rule is offsets
+// non-decreasing with offs[G-1] = total_M; on the device an offset past total_M is clamped to it, a group whose end
+// is below the previous end is empty, and rows past offs[G-1] are not written. The 3-D x 3-D form is bmm.
+void grouped_mm(const TensorView& a, const TensorView& b, const TensorView& offs, const TensorView& out,
+                const Options& options = {});
+
 // What the dispatcher would consider for one call: every choice, applicable or not and why.
 struct ChoiceReport {
   std::string name;
@@ -49,6 +58,8 @@ Explanation explain_addmm(const TensorView& bias, const TensorView& a, const Ten
                           Activation act = Activation::none, const Options& options = {});
 Explanation explain_bmm(const TensorView& a, const TensorView& b, const TensorView& out,
                         const Options& options = {});
+Explanation explain_grouped_mm(const TensorView& a, const TensorView& b, const TensorView& offs, const TensorView& out,
+                               const Options& options = {});
 Explanation explain_scaled_mm(const TensorView& a, const TensorView& b, const TensorView& scale_a,
                               const TensorView& scale_b, const TensorView* bias, const TensorView& out,
                               bool use_fast_accum, const Options& options = {});

@@ -6,7 +6,7 @@
 
 namespace tmagemm {
 
-enum class DType { f16, bf16, f32, e4m3, e5m2 };
+enum class DType { f16, bf16, f32, e4m3, e5m2, i32 };  // i32: grouped_mm's offsets
 
 std::size_t itemsize(DType dtype) noexcept;
 const char* to_string(DType dtype) noexcept;

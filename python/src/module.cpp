@@ -58,7 +58,7 @@ TensorView view_of(nb::handle h, const char* op, const char* name) {
   TensorView v;
   v.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(t[0]));
   const int code = nb::cast<int>(t[1]);
-  if (code < 0 || code > static_cast<int>(DType::e5m2)) invalid(std::string(op) + ": " + name + ": unknown dtype");
+  if (code < 0 || code > static_cast<int>(DType::i32)) invalid(std::string(op) + ": " + name + ": unknown dtype");
   v.dtype = static_cast<DType>(code);
   v.device = nb::cast<int>(t[2]);
   nb::tuple sizes = nb::borrow<nb::tuple>(t[3]), strides = nb::borrow<nb::tuple>(t[4]);
@@ -205,6 +205,21 @@ NB_MODULE(_C, m) {
   // Each op runs, or with explain=True returns the Explanation of the same call instead (launching nothing).
   def_matmul(m, "mm", "explain_mm", &tmagemm::mm, &tmagemm::explain_mm);
   def_matmul(m, "bmm", "explain_bmm", &tmagemm::bmm, &tmagemm::explain_bmm);
+  m.def(
+      "grouped_mm",
+      [](nb::handle a, nb::handle b, nb::handle offs, nb::handle out, nb::handle opts, std::uintptr_t stream,
+         bool explain) -> std::optional<Explanation> {
+        const char* op = explain ? "explain_grouped_mm" : "grouped_mm";
+        const TensorView va = view_of(a, op, "a"), vb = view_of(b, op, "b"), voffs = view_of(offs, op, "offs"),
+                         vo = view_of(out, op, "out");
+        const Options o = options_of(opts, stream);
+        nb::gil_scoped_release release;
+        if (explain) return explain_grouped_mm(va, vb, voffs, vo, o);
+        tmagemm::grouped_mm(va, vb, voffs, vo, o);
+        return std::nullopt;
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("offs"), nb::arg("out"), nb::arg("options").none(), nb::arg("stream"),
+      nb::arg("explain") = false);
   m.def(
       "addmm",
       [](nb::handle bias, nb::handle a, nb::handle b, nb::handle out, float beta, float alpha, const std::string& act,

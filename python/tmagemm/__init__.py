@@ -33,7 +33,7 @@ from ._errors import (  # noqa: E402
 _C._set_error_types(InvalidArgumentError, UnsupportedError, CudaError, CompileError, NoValidChoiceError)
 
 from . import _library, cache  # noqa: E402,F401  (registers torch.ops.tmagemm.*)
-from ._ops import addmm, bmm, explain, mm, scaled_mm, tune  # noqa: E402
+from ._ops import addmm, bmm, explain, grouped_mm, mm, scaled_mm, tune  # noqa: E402
 from ._options import Options  # noqa: E402
 
 __version__ = _C.version
@@ -41,6 +41,6 @@ ChoiceReport = _C.ChoiceReport
 Explanation = _C.Explanation
 
 __all__ = [
-    "mm", "addmm", "scaled_mm", "bmm", "explain", "tune", "cache", "Options", "Explanation", "ChoiceReport",
+    "mm", "addmm", "scaled_mm", "bmm", "grouped_mm", "explain", "tune", "cache", "Options", "Explanation", "ChoiceReport",
     "Error", "InvalidArgumentError", "UnsupportedError", "CudaError", "CompileError", "NoValidChoiceError",
 ]

@@ -1,4 +1,5 @@
-"""The torch.library ops torch.ops.tmagemm.{mm, mm_out, bmm, bmm_out, addmm, addmm_out, scaled_mm, scaled_mm_out},
+"""The torch.library ops torch.ops.tmagemm.{mm, mm_out, bmm, bmm_out, grouped_mm, grouped_mm_out, addmm, addmm_out,
+scaled_mm, scaled_mm_out},
 with fake (meta) implementations, so that torch.compile(fullgraph=True) traces models that call tmagemm and
 Inductor keeps them as extern calls; mm and bmm carry an autograd formula (through tmagemm itself).
 
@@ -91,6 +92,49 @@ def _matmul_ops(name: str, prepare, run, shape):
 
 mm = _matmul_ops("mm", _ops._mm_args, lambda *args: _ops._C.mm(*args), _mm_shape)
 bmm = _matmul_ops("bmm", _ops._bmm_args, lambda *args: _ops._C.bmm(*args), _bmm_shape)
+
+
+# ---- grouped_mm (2-D x 3-D) ----
+
+
+@torch.library.custom_op("tmagemm::grouped_mm", mutates_args=())
+def _grouped_mm(a: Tensor, b: Tensor, offs: Tensor, out_dtype: Optional[torch.dtype] = None,
+                options: str = "") -> Tensor:
+    args, out = _ops._grouped_mm_args(a, b, offs, out_dtype, None, _opts(options))
+    _ops._C.grouped_mm(*args)
+    return out
+
+
+def _grouped_shape(a, b, offs):
+    _check(a.dim() == 2 and b.dim() == 3 and offs.dim() == 1,
+           f"grouped_mm: a, b, offs must have rank 2, 3, 1, got {a.dim()}, {b.dim()}, {offs.dim()}")
+    _check(a.shape[1] == b.shape[1] and offs.shape[0] == b.shape[0],
+           f"grouped_mm: a is {tuple(a.shape)}, b is {tuple(b.shape)}, offs is {tuple(offs.shape)}; K or G differs")
+    return (a.shape[0], b.shape[2])
+
+
+@_grouped_mm.register_fake
+def _(a, b, offs, out_dtype=None, options=""):
+    return a.new_empty(_grouped_shape(a, b, offs), dtype=out_dtype or a.dtype)
+
+
+@torch.library.custom_op("tmagemm::grouped_mm_out", mutates_args=("out",))
+def _grouped_mm_out(a: Tensor, b: Tensor, offs: Tensor, out: Tensor, options: str = "") -> None:
+    args, _ = _ops._grouped_mm_args(a, b, offs, None, out, _opts(options))
+    _ops._C.grouped_mm(*args)
+
+
+@_grouped_mm_out.register_fake
+def _(a, b, offs, out, options=""):
+    _grouped_shape(a, b, offs)
+
+
+def grouped_mm(a, b, offs, out_dtype, out, options):
+    text = _options.text(options)
+    if out is None:
+        return torch.ops.tmagemm.grouped_mm(a, b, offs, out_dtype, text)
+    torch.ops.tmagemm.grouped_mm_out(a, b, offs, out, text)
+    return out
 
 
 # ---- addmm ----

@@ -1,4 +1,4 @@
-"""The eager ops on torch tensors: tmagemm.mm, addmm, scaled_mm, bmm, and explain/tune on the same arguments.
+"""The eager ops on torch tensors: tmagemm.mm, addmm, scaled_mm, bmm, grouped_mm, and explain/tune on the same arguments.
 
 A call describes each tensor to tmagemm._C as (data_ptr, dtype code, device, sizes, strides) — any strides the
 C++ API takes, no copy — allocates `out` with torch's caching allocator when none is given, and runs on torch's
@@ -16,7 +16,8 @@ from . import _C
 from ._errors import Error, InvalidArgumentError
 from ._options import Options, desc as _options_desc
 
-_DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.float8_e4m3fn: 3, torch.float8_e5m2: 4}
+_DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.float8_e4m3fn: 3, torch.float8_e5m2: 4,
+           torch.int32: 5}
 _PLAIN = frozenset((torch.Tensor, torch.nn.Parameter))
 _TENSOR = torch.Tensor
 _is_compiling = torch.compiler.is_compiling
@@ -38,7 +39,8 @@ def _desc(t, op: str, name: str):
     code = _DTYPES.get(t.dtype)
     if code is None:
         raise InvalidArgumentError(
-            f"{op}: {name} has dtype {t.dtype}; tmagemm takes bfloat16, float16, float32, float8_e4m3fn, float8_e5m2"
+            f"{op}: {name} has dtype {t.dtype}; tmagemm takes bfloat16, float16, float32, float8_e4m3fn, float8_e5m2 "
+            "(and int32 offsets)"
         )
     return (t.data_ptr(), code, t.get_device(), t.shape, t.stride())
 
@@ -92,6 +94,13 @@ def _bmm_args(a, b, out_dtype, out, options, op="bmm"):
     shape = (a.shape[0], a.shape[1], b.shape[2]) if a.dim() == 3 and b.dim() == 3 else (0, 0, 0)
     out = _out(out, shape, out_dtype or a.dtype, a, op)
     return (da, db, _desc(out, op, "out"), _options_desc(options), _raw_stream(da[2])), out
+
+
+def _grouped_mm_args(a, b, offs, out_dtype, out, options, op="grouped_mm"):
+    da, db, doffs = _desc(a, op, "a"), _desc(b, op, "b"), _desc(offs, op, "offs")
+    shape = (a.shape[0], b.shape[2]) if a.dim() == 2 and b.dim() == 3 else (0, 0)
+    out = _out(out, shape, out_dtype or a.dtype, a, op)
+    return (da, db, doffs, _desc(out, op, "out"), _options_desc(options), _raw_stream(da[2])), out
 
 
 def _addmm_args(bias, a, b, beta, alpha, activation, out_dtype, out, options, op="addmm"):
@@ -159,6 +168,23 @@ def bmm(a, b, *, out_dtype=None, out=None, options: Options | None = None):
     return out
 
 
+def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, options: Options | None = None):
+    """torch._grouped_mm for 16-bit inputs. 2-D x 3-D (the MoE forward): a (total_M, K), b (G, K, N), offs (G) int32
+    on the device, the cumulative end row of each group (groups may be empty); out (total_M, N). The offsets are read
+    on the device: no synchronisation, so a captured call replays with new offsets. 3-D x 3-D (offs None) is bmm."""
+    if offs is None:
+        if isinstance(a, torch.Tensor) and a.dim() == 3:
+            return bmm(a, b, out_dtype=out_dtype, out=out, options=options)
+        raise InvalidArgumentError("grouped_mm: offs is required for a 2-D a (a (total_M, K), b (G, K, N))")
+    if _traced(a, b, offs, out):
+        from . import _library
+
+        return _library.grouped_mm(a, b, offs, out_dtype, out, options)
+    args, out = _grouped_mm_args(a, b, offs, out_dtype, out, options)
+    _C.grouped_mm(*args)
+    return out
+
+
 def addmm(bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, out=None,
           options: Options | None = None):
     """out = act(beta * bias + alpha * (a @ b)), as torch.addmm (activation None) and torch._addmm_activation
@@ -195,6 +221,8 @@ _PREPARE = {
                                                                              "explain"),
     "addmm": lambda bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, out=None, options=None:
     _addmm_args(bias, a, b, beta, alpha, activation, out_dtype, out, options, "explain"),
+    "grouped_mm": lambda a, b, offs, *, out_dtype=None, out=None, options=None: _grouped_mm_args(
+        a, b, offs, out_dtype, out, options, "explain"),
     "scaled_mm": lambda a, b, scale_a, scale_b, *, bias=None, out_dtype=None, use_fast_accum=False, out=None,
     options=None: _scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, out, options, "explain"),
 }

@@ -87,6 +87,22 @@ void bmm(const TensorView& a, const TensorView& b, const TensorView& out, const 
   });
 }
 
+void grouped_mm(const TensorView& a, const TensorView& b, const TensorView& offs, const TensorView& out,
+                const Options& options) {
+  public_call("grouped_mm", [&] {
+    validate_options(options);
+    dispatch::run(make_grouped_mm_problem(a, b, offs, out), options);
+  });
+}
+
+Explanation explain_grouped_mm(const TensorView& a, const TensorView& b, const TensorView& offs, const TensorView& out,
+                               const Options& options) {
+  return public_call("explain_grouped_mm", [&] {
+    validate_options(options);
+    return dispatch::explain(make_grouped_mm_problem(a, b, offs, out), options);
+  });
+}
+
 Explanation explain_mm(const TensorView& a, const TensorView& b, const TensorView& out, const Options& options) {
   return public_call("explain_mm", [&] {
     validate_options(options);

@@ -16,6 +16,7 @@ std::size_t itemsize(DType dtype) noexcept {
     case DType::f32: return 4;
     case DType::e4m3:
     case DType::e5m2: return 1;
+    case DType::i32: return 4;
   }
   return 0;
 }
@@ -27,6 +28,7 @@ const char* to_string(DType dtype) noexcept {
     case DType::f32: return "f32";
     case DType::e4m3: return "e4m3";
     case DType::e5m2: return "e5m2";
+    case DType::i32: return "i32";
   }
   return "?";
 }

@@ -87,6 +87,7 @@ struct EpilogueParamsHost {
   int bias_vec2;  // a row-vector bias's pairs (even c, c + 1) may be read as one 4-byte (16-bit) / 8-byte (f32) access
   const float* scale_a;
   const float* scale_b;
+  const int* group_ends;  // grouped_mm: the groups' int32 end rows (GemmProblem::group_ends)
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {

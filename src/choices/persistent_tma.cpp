@@ -159,8 +159,15 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
 }
 
 std::string persistent_tma_can_implement_problem(const GemmProblem& p, const TmaConfig& c) {
-  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm && p.op != Op::scaled_mm)
+  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm && p.op != Op::scaled_mm && p.op != Op::grouped_mm)
     return fmt::format("op {} is not handled by this template yet", to_string(p.op));
+  if (p.op == Op::grouped_mm) {
+    if (c.in_bytes == 1) return "grouped_mm takes 16-bit inputs";
+    // NOTE: a TMA store writes whole 64-row boxes, clipped only at the tensor's edge: past a group's last row it would
+    // write the next group's rows. Direct stores stop at the group's end.
+    if (c.store_tma) return "grouped_mm stores a group's rows only: direct stores (a TMA store box crosses groups)";
+    if (p.batch > kMaxGroups) return fmt::format("grouped_mm takes at most {} groups (got {})", kMaxGroups, p.batch);
+  }
   if (c.in_bytes == 1) {
     if (p.op != Op::scaled_mm || !is_fp8(p.a.dtype) || !is_fp8(p.b.dtype))
       return "an fp8 config takes scaled_mm with fp8 inputs only";
@@ -216,10 +223,11 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
 std::string persistent_tma_can_implement(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d) {
   if (d.cc_major != 9 || d.cc_minor != 0)
     return fmt::format("needs an sm_90 (Hopper) GPU; {} is sm_{}{}", d.name, d.cc_major, d.cc_minor);
-  if (c.smem_bytes() > d.smem_per_block_optin)
-    return fmt::format("needs {} bytes of shared memory; the device allows {} per block", c.smem_bytes(),
-                       d.smem_per_block_optin);
-  return persistent_tma_can_implement_problem(p, c);
+  if (std::string why = persistent_tma_can_implement_problem(p, c); !why.empty()) return why;
+  const std::size_t smem = c.smem_bytes() + (p.op == Op::grouped_mm ? kGroupScheduleBytes : 0);
+  if (smem > d.smem_per_block_optin)
+    return fmt::format("needs {} bytes of shared memory; the device allows {} per block", smem, d.smem_per_block_optin);
+  return {};
 }
 
 namespace {
@@ -235,8 +243,9 @@ const std::string& trace_path() {
 }
 
 // in_a / in_b: the kernel's input codes, 0 bf16, 1 f16 (both the same), 2 e4m3, 3 e5m2 (fp8 configs).
+// grouped: the grouped_mm kernel (kernels/scheduler.cuh's GroupedTileScheduler).
 jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor, bool b_kmajor, int out,
-                          const EpilogueSpec& epi = {}) {
+                          const EpilogueSpec& epi = {}, bool grouped = false) {
   static const char* in_names[] = {"bf16", "f16", "e4m3", "e5m2"};
   const bool f16 = in_a == 1;
   const int fp8_a = in_a >= 2 ? in_a - 1 : 0, fp8_b = in_b >= 2 ? in_b - 1 : 0;
@@ -258,9 +267,10 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
         int_field("kPromoteCols", c.promote_n)},
        {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
         int_field("kConsumerRegs", realloc ? 232 : 0)},
-       {bool_field("kTrace", trace)}}};
-  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
-                                        b_kmajor ? "c" : "r", out_names[out], epi.suffix(), trace ? "_trace" : ""),
+       {bool_field("kTrace", trace), bool_field("kGrouped", grouped)}}};
+  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
+                                        b_kmajor ? "c" : "r", out_names[out], epi.suffix(), grouped ? "_grouped" : "",
+                                        trace ? "_trace" : ""),
                             "gemm_persistent_tma.cuh", "tmagemm::kernels::gemm_persistent_tma", config, epi);
 }
 
@@ -269,7 +279,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
 jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
   // A row-major (K contiguous) is K-major; B column-major (K contiguous) is K-major.
   return make_spec(c, in_code(p.a.dtype), in_code(p.b.dtype), p.a.major() == Major::row, p.b.major() == Major::col,
-                   out_code(p.out.dtype), epilogue_spec(p));
+                   out_code(p.out.dtype), epilogue_spec(p), p.op == Op::grouped_mm);
 }
 
 std::vector<jit::KernelSpec> persistent_tma_all_specs() {
@@ -295,6 +305,18 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
       for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, 0, 0, true, false, 0, e));
       break;
     }
+  // grouped_mm: every direct-store 16-bit config once (bf16, A row-major, B N-major), and the other B layout and f16 on
+  // the first of them.
+  bool first_grouped = true;
+  for (const auto& c : persistent_tma_configs())
+    if (c.in_bytes == 2 && !c.store_tma) {
+      specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
+      if (first_grouped) {
+        specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));
+        specs.push_back(make_spec(c, 1, 1, true, false, 1, {}, true));
+      }
+      first_grouped = false;
+    }
   // scaled_mm's epilogues (tensorwise, rowwise, rowwise + bf16 bias) on the first fp8 config of each accumulation.
   for (int promote : {0, 1})
     for (const auto& c : persistent_tma_configs())
@@ -309,8 +331,9 @@ namespace {
 
 // Loaded kernels by (config, dtype, layouts, output, device, epilogue).
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
-  static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int>> loaded;
-  return loaded.get({&c, p.a.dtype, p.b.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code()},
+  static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int, bool>> loaded;
+  return loaded.get({&c, p.a.dtype, p.b.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code(),
+                     p.op == Op::grouped_mm},
                     p.device, c.smem_bytes(), [&] { return persistent_tma_spec(p, c); });
 }
 
@@ -384,11 +407,14 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "cuTensorMapEncodeTiled(out)");
 
   EpilogueParamsHost ep = epilogue_params(p);
+  ep.group_ends = p.group_ends;
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster
-  const int64_t cluster_tiles = ((p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m)) *
-                                ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n)) * p.batch;
+  // grouped_mm: the group sizes live on the device; each group adds at most one partial M block.
+  const int64_t m_blocks = (p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m);
+  const int64_t cluster_tiles = (p.op == Op::grouped_mm ? m_blocks + p.batch : m_blocks * p.batch) *
+                                ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n));
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
   int64_t max_clusters = sms / cm;
 

@@ -11,6 +11,12 @@
 
 namespace tmagemm::choices {
 
+// grouped_mm: the groups one launch takes, and the static shared memory of their schedule (kernels/scheduler.cuh:
+// kMaxGroups and GroupSchedule, 3 x 256 + 1 ints, and the scan's warp totals), rounded up.
+constexpr int64_t kMaxGroups = 256;
+constexpr std::size_t kGroupScheduleBytes = 4096;
+
+
 // One row of the config table. Becomes template arguments only in persistent_tma_spec().
 struct TmaConfig {
   int bm, bn, bk, stages, consumers, group_m;

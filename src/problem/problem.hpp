@@ -12,7 +12,7 @@
 
 namespace tmagemm {
 
-enum class Op { mm, addmm, scaled_mm, bmm };
+enum class Op { mm, addmm, scaled_mm, bmm, grouped_mm };
 const char* to_string(Op op) noexcept;
 
 // Which index of a matrix is contiguous. row: the column index has unit stride (C order);
@@ -70,6 +70,9 @@ struct GemmProblem {
   const float* scale_a = nullptr;  // 1 value (tensorwise) or M values (rowwise)
   const float* scale_b = nullptr;  // 1 value (tensorwise) or N values (rowwise)
   bool fast_accum = false;
+  // grouped_mm: `batch` groups; group g owns rows [group_ends[g-1], group_ends[g]) of a and out (a and out are
+  // rank 2, total M rows) and matrix g of b. The ends are int32 in device memory (read by the kernel only).
+  const int32_t* group_ends = nullptr;
   // out's rows may be written past column N - 1 up to the next 16 bytes (out is tmagemm's own scratch: the pad path).
   bool out_row_slack = false;
 
@@ -102,5 +105,8 @@ GemmProblem make_scaled_mm_problem(const TensorView& a, const TensorView& b, con
                                    const TensorView& scale_b, const TensorView* bias, const TensorView& out,
                                    bool use_fast_accum);
 GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const TensorView& out);
+// grouped_mm: a (total_M, K), b (G, K, N), offs (G) int32 (the cumulative end row of each group), out (total_M, N).
+GemmProblem make_grouped_mm_problem(const TensorView& a, const TensorView& b, const TensorView& offs,
+                                    const TensorView& out);
 
 }  // namespace tmagemm

@@ -27,6 +27,7 @@ const char* to_string(Op op) noexcept {
     case Op::addmm: return "addmm";
     case Op::scaled_mm: return "scaled_mm";
     case Op::bmm: return "bmm";
+    case Op::grouped_mm: return "grouped_mm";
   }
   return "?";
 }
@@ -266,6 +267,7 @@ struct Inputs {
   const TensorView* bias = nullptr;
   const TensorView* scale_a = nullptr;
   const TensorView* scale_b = nullptr;
+  const TensorView* offs = nullptr;  // grouped_mm
 };
 
 GemmProblem build(const Inputs& given) {
@@ -282,14 +284,17 @@ GemmProblem build(const Inputs& given) {
     in.bias = &bias_row;
   }
   const char* op = to_string(in.op);
-  const bool batched = in.op == Op::bmm;
+  const bool batched = in.op == Op::bmm, grouped = in.op == Op::grouped_mm;
   const int mat_rank = batched ? 3 : 2;
 
   // Every tensor, inputs first, out last.
-  const char* mat_hint = batched ? " (BxMxK, BxKxN, BxMxN)" : " (use bmm for batches)";
+  const char* mat_hint = batched   ? " (BxMxK, BxKxN, BxMxN)"
+                         : grouped ? " (a total_M x K, b G x K x N, out total_M x N)"
+                                   : " (use bmm for batches)";
   ArgList args;
   args.push_back({"a", in.a, mat_rank, mat_hint});
-  args.push_back({"b", in.b, mat_rank, mat_hint});
+  args.push_back({"b", in.b, grouped ? 3 : mat_rank, mat_hint});
+  if (in.offs) args.push_back({"offs", in.offs, 1, " ((G) int32: each group's end row)"});
   if (in.bias) args.push_back({"bias", in.bias, 2, " or 1 ((N), (1,N), (M,1) or (M,N))"});
   if (in.scale_a) args.push_back({"scale_a", in.scale_a, 2, " ((1,1) or (M,1))"});
   if (in.scale_b) args.push_back({"scale_b", in.scale_b, 2, " ((1,1) or (1,N))"});
@@ -317,9 +322,24 @@ GemmProblem build(const Inputs& given) {
   const TensorView& b = *in.b;
   const TensorView& out = *in.out;
   const int o = batched ? 1 : 0;  // first matrix dim
-  const int64_t m = a.sizes[o], k = a.sizes[o + 1], kb = b.sizes[o], n = b.sizes[o + 1];
+  const int ob = batched || grouped ? 1 : 0;
+  const int64_t m = a.sizes[o], k = a.sizes[o + 1], kb = b.sizes[ob], n = b.sizes[ob + 1];
   int64_t batch = 1;
-  if (batched) {
+  if (grouped) {
+    batch = b.sizes[0];
+    if (in.offs->sizes[0] != batch)
+      invalid(fmt::format("grouped_mm: offs has {} elements but b has G = {} groups (b is GxKxN = {})",
+                          in.offs->sizes[0], batch, sizes_str(b)));
+    if (k != kb)
+      invalid(fmt::format("grouped_mm: a is total_MxK = {} but b is {}: inner dimensions differ ({} vs {})",
+                          sizes_str(a), sizes_str(b), k, kb));
+    if (out.sizes[0] != m || out.sizes[1] != n)
+      invalid(fmt::format("grouped_mm: out is {} but must be total_MxN = {}x{}", sizes_str(out), m, n));
+    if (in.offs->dtype != DType::i32)
+      invalid(fmt::format("grouped_mm: offs must be int32, got {}", to_string(in.offs->dtype)));
+    if (batch > 1 && in.offs->strides[0] != 1)
+      invalid(fmt::format("grouped_mm: offs must be contiguous (stride {}, expected 1)", in.offs->strides[0]));
+  } else if (batched) {
     batch = out.sizes[0];
     if (a.sizes[0] != batch || b.sizes[0] != batch)
       invalid(fmt::format("bmm: batch sizes differ (a {}, b {}, out {}); a batch stride of 0 broadcasts, but the "
@@ -346,6 +366,7 @@ GemmProblem build(const Inputs& given) {
   p.a = canonical_operand(a);
   p.b = canonical_operand(b);
   p.out = canonical_operand(out);
+  if (grouped) p.group_ends = static_cast<const int32_t*>(in.offs->data);
   if (in.bias) p.bias_kind = classify_bias(op, *in.bias, m, n, p.bias);
   if (in.op == Op::scaled_mm && in.bias && p.bias_kind != BiasKind::row_vector)
     invalid(fmt::format("scaled_mm: bias is {} but must be a vector of N = {} elements ((N) or (1,N))",
@@ -531,7 +552,8 @@ std::string GemmProblem::describe() const {
   std::string in_dtype = a.dtype == b.dtype ? to_string(a.dtype)
                                             : fmt::format("{}x{}", to_string(a.dtype), to_string(b.dtype));
   std::string s = fmt::format("{}({}, {}) {}->{}", to_string(op), describe_operand(a, batched, batch),
-                              describe_operand(b, batched, batch), in_dtype, to_string(out.dtype));
+                              describe_operand(b, batched || op == Op::grouped_mm, batch), in_dtype,
+                              to_string(out.dtype));
   const std::string out_desc = describe_operand(out, batched, batch);
   if (out.major() != Major::row || out_desc.find("ld=") != std::string::npos) s += " out " + out_desc;
   if (bias_kind != BiasKind::none) s += fmt::format(" bias={} {}", to_string(bias_kind), to_string(bias.dtype));
@@ -593,6 +615,17 @@ GemmProblem make_scaled_mm_problem(const TensorView& a, const TensorView& b, con
   GemmProblem p = build(in);
   p.fast_accum = use_fast_accum;
   return p;
+}
+
+GemmProblem make_grouped_mm_problem(const TensorView& a, const TensorView& b, const TensorView& offs,
+                                    const TensorView& out) {
+  Inputs in;
+  in.op = Op::grouped_mm;
+  in.a = &a;
+  in.b = &b;
+  in.offs = &offs;
+  in.out = &out;
+  return build(in);
 }
 
 GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const TensorView& out) {

@@ -107,9 +107,21 @@ double relative_error(const std::vector<T>& got, const std::vector<double>& exac
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+// grouped_mm's tuning routing: group g ends at row (g + 1) * M / G (the rows split evenly; the user's offsets must
+// not decide anything either, and the tuning key holds the shape class, not the offsets).
+std::vector<int32_t> even_group_ends(const GemmProblem& p) {
+  std::vector<int32_t> ends(static_cast<std::size_t>(p.batch));
+  for (int64_t g = 0; g < p.batch; ++g) ends[g] = static_cast<int32_t>((g + 1) * p.m / p.batch);
+  return ends;
+}
+
 Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   Samples s;
-  const int64_t total = p.m * p.n * p.batch;
+  // grouped_mm: samples (row, column) of the one output matrix; the "batch" of a sample is its row's group (the
+  // matrix of B it multiplies; A and out have batch stride 0).
+  const bool grouped = p.op == Op::grouped_mm;
+  const std::vector<int32_t> ends = grouped ? even_group_ends(p) : std::vector<int32_t>();
+  const int64_t total = p.m * p.n * (grouped ? 1 : p.batch);
   s.n = static_cast<int>(std::min<int64_t>(kCheckSamples, total));
   std::vector<int> host(3 * static_cast<std::size_t>(s.n));
   std::mt19937_64 rng(0x7a6d);
@@ -118,7 +130,7 @@ Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
                         : static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
     if (s.n == total) lin = i;
     const int64_t b = lin / (p.m * p.n), r = (lin / p.n) % p.m, c = lin % p.n;
-    host[i] = static_cast<int>(b);
+    host[i] = static_cast<int>(grouped ? std::upper_bound(ends.begin(), ends.end(), r) - ends.begin() : b);
     host[s.n + i] = static_cast<int>(r);
     host[2 * s.n + i] = static_cast<int>(c);
   }
@@ -256,6 +268,17 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     scratch_scale_b.emplace(scratch_input(vector(p.scale_b, rowwise ? p.n : 1), 1, p.device, 0x65, stream));
     sp.scale_a = static_cast<const float*>(scratch_scale_a->operand.data);
     sp.scale_b = static_cast<const float*>(scratch_scale_b->operand.data);
+  }
+  // grouped_mm: scratch group ends, the rows split evenly.
+  std::optional<DeviceMem> scratch_ends;
+  if (p.op == Op::grouped_mm) {
+    const std::vector<int32_t> ends = even_group_ends(p);
+    scratch_ends.emplace(ends.size() * sizeof(int32_t));
+    if (!ends.empty())
+      runtime::check_cuda(cudaMemcpyAsync(scratch_ends->ptr, ends.data(), ends.size() * sizeof(int32_t),
+                                          cudaMemcpyHostToDevice, stream),
+                          "cudaMemcpyAsync(tuning group ends)");
+    sp.group_ends = static_cast<const int32_t*>(scratch_ends->ptr);
   }
   sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
   std::size_t ws_bytes = 0;

@@ -273,6 +273,11 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
 std::string tuning_key(const GemmProblem& p) { return tuning_key(p, runtime::device_info(p.device)); }
 
 std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
+  // grouped_mm: the shape class (total M rounded up to a power of two), so that a new routing of the same tokens,
+  // or a few more of them, does not tune again; the offsets are never part of the key.
+  int64_t m_class = p.m;
+  if (p.op == Op::grouped_mm)
+    for (m_class = 1; m_class < p.m;) m_class *= 2;
   std::string epilogue = "none";
   if (p.op == Op::addmm || p.op == Op::scaled_mm)
     epilogue = fmt::format("bias{}-act{}-scale{}-fast{}-e{}", static_cast<int>(p.bias_kind), to_string(p.act),
@@ -280,7 +285,7 @@ std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
   return fmt::format("{}|{}sm|cc{}{}|drv{}|v{}|{}|{}.{}->{}|{}{}{}|{}x{}x{}x{}|{}{}{}|{}", d.name, d.sm_count,
                      d.cc_major, d.cc_minor, d.driver_version, version(), to_string(p.op), to_string(p.a.dtype),
                      to_string(p.b.dtype), to_string(p.out.dtype), to_string(p.a.major())[0],
-                     to_string(p.b.major())[0], to_string(p.out.major())[0], p.m, p.n, p.k, p.batch,
+                     to_string(p.b.major())[0], to_string(p.out.major())[0], m_class, p.n, p.k, p.batch,
                      align_class(p.a), align_class(p.b), align_class(p.out), epilogue);
 }
 

@@ -13,7 +13,8 @@ def meta(*shape, dtype=torch.bfloat16):
 
 
 def test_ops_are_registered():
-    for name in ("mm", "mm_out", "bmm", "bmm_out", "addmm", "addmm_out", "scaled_mm", "scaled_mm_out"):
+    for name in ("mm", "mm_out", "bmm", "bmm_out", "grouped_mm", "grouped_mm_out", "addmm", "addmm_out", "scaled_mm",
+                 "scaled_mm_out"):
         assert hasattr(torch.ops.tmagemm, name), name
 
 

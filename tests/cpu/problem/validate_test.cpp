@@ -726,3 +726,61 @@ TEST(ProblemOptions, NegativeSmCarveout) {
 
 }  // namespace
 }  // namespace tmagemm
+
+namespace tmagemm {
+namespace {
+
+// grouped_mm: a (1000, 64), b (8, 64, 96) row-major, offs (8) int32, out (1000, 96).
+class GroupedValidate : public ::testing::Test {
+ protected:
+  void SetUp() override { set_pointer_query(fake_query); }
+  void TearDown() override { set_pointer_query({}); }
+  TensorView a = TensorView::contiguous(dev0(0), DType::bf16, {1000, 64});
+  TensorView b = TensorView::contiguous(dev0(1 * MB), DType::bf16, {8, 64, 96});
+  TensorView offs = TensorView::contiguous(dev0(3 * MB), DType::i32, {8});
+  TensorView out = TensorView::contiguous(dev0(4 * MB), DType::bf16, {1000, 96});
+};
+
+TEST_F(GroupedValidate, CanonicalProblem) {
+  const GemmProblem p = make_grouped_mm_problem(a, b, offs, out);
+  EXPECT_EQ(p.op, Op::grouped_mm);
+  EXPECT_EQ(p.batch, 8);
+  EXPECT_EQ(p.m, 1000);
+  EXPECT_EQ(p.n, 96);
+  EXPECT_EQ(p.k, 64);
+  EXPECT_EQ(p.a.batch_stride, 0);
+  EXPECT_EQ(p.out.batch_stride, 0);
+  EXPECT_EQ(p.b.batch_stride, 64 * 96);
+  EXPECT_EQ(p.group_ends, offs.data);
+  EXPECT_NE(p.describe().find("grouped_mm(1000x64 row, 8x64x96 row)"), std::string::npos) << p.describe();
+}
+
+TEST_F(GroupedValidate, RulesNameTheArgument) {
+  TensorView f = offs;
+  f.dtype = DType::f32;
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, f, out), ErrorCode::invalid_argument, "offs must be int32");
+  TensorView short_offs = TensorView::contiguous(dev0(3 * MB), DType::i32, {7});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, short_offs, out), ErrorCode::invalid_argument,
+                       "offs has 7 elements but b has G = 8 groups");
+  TensorView strided = TensorView::strided(dev0(3 * MB), DType::i32, {8}, {2});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, strided, out), ErrorCode::invalid_argument,
+                       "offs must be contiguous");
+  TensorView offs2 = TensorView::contiguous(dev0(3 * MB), DType::i32, {8, 1});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, offs2, out), ErrorCode::invalid_argument, "offs must have rank 1");
+  TensorView b2 = TensorView::contiguous(dev0(1 * MB), DType::bf16, {64, 96});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b2, offs, out), ErrorCode::invalid_argument, "b must have rank 3");
+  TensorView bk = TensorView::contiguous(dev0(1 * MB), DType::bf16, {8, 32, 96});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, bk, offs, out), ErrorCode::invalid_argument,
+                       "inner dimensions differ");
+  TensorView out2 = TensorView::contiguous(dev0(4 * MB), DType::bf16, {999, 96});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, offs, out2), ErrorCode::invalid_argument,
+                       "out is 999x96 but must be total_MxN = 1000x96");
+  TensorView host_offs = TensorView::contiguous(host(), DType::i32, {8});
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, host_offs, out), ErrorCode::invalid_argument,
+                       "offs data");
+  TensorView over = TensorView::contiguous(dev0(4 * MB), DType::i32, {8});  // inside out's bytes
+  EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, over, out), ErrorCode::invalid_argument, "out overlaps offs");
+}
+
+}  // namespace
+}  // namespace tmagemm

@@ -333,3 +333,57 @@ TEST(AccuracyBound, Fp8AccumulationTerms) {
 
 }  // namespace
 }  // namespace tmagemm::tune
+
+namespace tmagemm::tune {
+namespace {
+
+// grouped_mm as the tuner sees it: a (total_M, K), G matrices of b, 64-row-aligned fake pointers.
+GemmProblem grouped_problem(int64_t groups, int64_t total_m, int64_t n, int64_t k) {
+  GemmProblem p = problem(total_m, n, k);
+  p.op = Op::grouped_mm;
+  p.batch = groups;
+  p.b.batch_stride = k * n;
+  p.group_ends = reinterpret_cast<const int32_t*>(uintptr_t{0x7f3000000000});
+  return p;
+}
+
+TEST_F(Tuner, GroupedKeyHoldsTheShapeClassNotTheRows) {
+  // total M rounded up to a power of two: 3000..4096 share a key, 4097 is the next class; G, N, K stay exact.
+  const std::string k4096 = tuning_key(grouped_problem(8, 4096, 512, 256), h200());
+  EXPECT_EQ(tuning_key(grouped_problem(8, 3000, 512, 256), h200()), k4096);
+  EXPECT_NE(tuning_key(grouped_problem(8, 4097, 512, 256), h200()), k4096);
+  EXPECT_NE(tuning_key(grouped_problem(16, 4096, 512, 256), h200()), k4096);
+  EXPECT_NE(tuning_key(grouped_problem(8, 4096, 512, 512), h200()), k4096);
+  EXPECT_NE(k4096.find("grouped_mm"), std::string::npos) << k4096;
+  // mm keys stay exact.
+  EXPECT_NE(tuning_key(problem(3000, 512, 256), h200()), tuning_key(problem(4096, 512, 256), h200()));
+}
+
+TEST_F(Tuner, GroupedRunsOnDirectStorePersistentConfigsOnly) {
+  const auto cands = enumerate(grouped_problem(64, 8192, 2048, 1024), Options::defaults_only(), h200());
+  std::size_t direct = 0;
+  for (const auto& c : cands) {
+    const std::string& name = c.choice->name();
+    if (!c.reason.empty()) continue;
+    EXPECT_EQ(name.rfind("persistent_tma_", 0), 0u) << name << " took grouped_mm";
+    EXPECT_EQ(name.find("tmastore"), std::string::npos) << name;
+    ++direct;
+  }
+  EXPECT_GE(direct, 2u);
+  for (const auto& c : cands)
+    if (c.choice->name().rfind("persistent_tma_", 0) == 0 && c.choice->name().find("tmastore") != std::string::npos &&
+        c.choice->name().find("fp8") == std::string::npos)
+      EXPECT_NE(c.reason.find("direct stores"), std::string::npos) << c.choice->name() << ": " << c.reason;
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  const auto chosen = choose(grouped_problem(64, 8192, 2048, 1024), o, h200());
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->name().find("tmastore"), std::string::npos) << chosen->name();
+  EXPECT_GT(count_applicable(cands), 0u);
+  EXPECT_EQ(enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()).size(), cands.size());
+  for (const auto& c : enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()))
+    EXPECT_FALSE(c.reason.empty()) << c.choice->name() << " took 257 groups";
+}
+
+}  // namespace
+}  // namespace tmagemm::tune

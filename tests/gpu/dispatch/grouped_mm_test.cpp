@@ -1,0 +1,229 @@
+// grouped_mm_test.cpp (GPU) — grouped_mm (the MoE forward: a (total_M, K), b (G, K, N), int32 end rows in device
+// memory, out (total_M, N)) through persistent TMA's grouped schedule: random group sizes with empty groups, groups of
+// one row and sizes that are no multiple of any tile, both layouts of b, f16 and an f32 out, G from 1 to 256; each
+// group's rows against the reference of that group alone, rows past the last group untouched; a CUDA graph
+// captured once and replayed with new offsets; the tuned call, and a new routing of the same shape that does not tune
+// again. Outputs are poisoned first.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "gpu/gpu_util.hpp"
+#include "tune/tuner.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+class GroupedMm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMAGEMM_REQUIRE_GPU();
+    tune::forget_in_memory();
+  }
+  void TearDown() override { tune::forget_in_memory(); }
+  std::mt19937 rng{777};
+};
+
+// Group sizes summing to `rows`, uneven (random cuts), with group 1 empty and group 2 of one row when there are enough
+// groups; returned as end rows.
+std::vector<int32_t> random_ends(int64_t groups, int64_t rows, std::mt19937& rng) {
+  std::vector<int64_t> cuts(static_cast<std::size_t>(groups - 1));
+  std::uniform_int_distribution<int64_t> pick(0, rows);
+  for (auto& c : cuts) c = pick(rng);
+  std::sort(cuts.begin(), cuts.end());
+  if (groups > 2) cuts[1] = cuts[0];
+  if (groups > 3) cuts[2] = std::min(cuts[1] + 1, rows);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<int32_t> ends;
+  for (int64_t c : cuts) ends.push_back(static_cast<int32_t>(c));
+  ends.push_back(static_cast<int32_t>(rows));
+  return ends;
+}
+
+struct Grouped {
+  int64_t groups, total_m, n, k;
+  bool b_col = false;  // b's matrices column-major (K contiguous: b given as (G, N, K) transposed)
+  DType in = DType::bf16, out = DType::bf16;
+};
+
+struct Buffers {
+  Matrix a, b, out;
+  std::unique_ptr<DeviceBuffer> offs;
+  TensorView vo;  // offs as a (G) int32 view
+};
+
+Buffers make_buffers(const Grouped& c, std::mt19937& rng) {
+  Buffers x{make_matrix(c.in, c.total_m, c.k, false, 8, rng, true),
+            make_matrix(c.in, c.k, c.n, c.b_col, 8, rng, true, c.groups, true),
+            make_matrix(c.out, c.total_m, c.n, false, 8, rng, false),
+            std::make_unique<DeviceBuffer>(static_cast<std::size_t>(c.groups) * 4),
+            {}};
+  x.vo = TensorView::contiguous(x.offs->ptr, DType::i32, {c.groups});
+  return x;
+}
+
+void upload_ends(Buffers& x, const std::vector<int32_t>& ends) {
+  cuda_ok(cudaMemcpy(x.offs->ptr, ends.data(), ends.size() * 4, cudaMemcpyHostToDevice), "upload offs");
+}
+
+// Each group's rows of out against that group's own product; rows past the last group must still hold the poison.
+void check_groups(Buffers& x, const Grouped& c, const std::vector<int32_t>& ends) {
+  x.out.download();
+  const std::size_t es = x.a.elem();
+  double num = 0, den = 0;
+  int64_t nan = 0;
+  for (int64_t g = 0; g < c.groups; ++g) {
+    const int64_t start = g ? ends[g - 1] : 0, end = ends[g];
+    if (end <= start) continue;
+    TensorView va = x.a.view();
+    va.data = static_cast<char*>(x.a.dev->ptr) + start * x.a.ld * static_cast<int64_t>(es);
+    va.sizes[0] = end - start;
+    TensorView vb = x.b.view();  // matrix g of b as a 2-D view
+    vb.rank = 2;
+    vb.data = static_cast<char*>(x.b.dev->ptr) + g * x.b.batch_stride * static_cast<int64_t>(es);
+    vb.sizes[0] = c.k;
+    vb.sizes[1] = c.n;
+    vb.strides[0] = c.b_col ? 1 : x.b.ld;
+    vb.strides[1] = c.b_col ? x.b.ld : 1;
+    const std::vector<float> ref = reference_views(va, vb);
+    for (int64_t r = start; r < end; ++r)
+      for (int64_t col = 0; col < c.n; ++col) {
+        const float v = x.out.get(0, r, col);
+        const double e = ref[(r - start) * c.n + col];
+        if (!std::isfinite(v)) {
+          ++nan;
+          continue;
+        }
+        num += (v - e) * (v - e);
+        den += e * e;
+      }
+  }
+  EXPECT_EQ(nan, 0);
+  EXPECT_LE(std::sqrt(num / std::max(den, 1e-30)), 1e-2);
+  int64_t touched = 0;
+  for (int64_t r = ends.back(); r < c.total_m; ++r)
+    for (int64_t col = 0; col < c.n; ++col) touched += std::isnan(x.out.get(0, r, col)) ? 0 : 1;
+  EXPECT_EQ(touched, 0) << "rows past the last group were written";
+}
+
+void run_and_check(const Grouped& c, const std::vector<int32_t>& ends, const Options& o, std::mt19937& rng) {
+  SCOPED_TRACE(fmt::format("G={} total_M={} N={} K={} b_col={} in={} out={}", c.groups, c.total_m, c.n, c.k, c.b_col,
+                           to_string(c.in), to_string(c.out)));
+  Buffers x = make_buffers(c, rng);
+  upload_ends(x, ends);
+  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);
+  cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+  check_groups(x, c, ends);
+}
+
+TEST_F(GroupedMm, RandomGroupsEveryLayout) {
+  for (const Grouped& c : {Grouped{8, 1000, 256, 192}, Grouped{8, 1000, 256, 192, true}, Grouped{4, 515, 136, 72},
+                           Grouped{64, 3000, 384, 256}, Grouped{64, 3000, 384, 256, true},
+                           Grouped{8, 777, 200, 136, false, DType::f16, DType::f16},
+                           Grouped{8, 777, 200, 136, false, DType::bf16, DType::f32}, Grouped{1, 300, 128, 64},
+                           Grouped{256, 4100, 128, 128}})
+    run_and_check(c, random_ends(c.groups, c.total_m, rng), backend_only("persistent_tma"), rng);
+}
+
+TEST_F(GroupedMm, EveryDirectStoreConfig) {
+  // Each grouped kernel the tuner may pick, launched through choice_regex, on one uneven routing.
+  const Grouped c{6, 1300, 320, 256};
+  const std::vector<int32_t> ends = random_ends(c.groups, c.total_m, rng);
+  Buffers probe = make_buffers(c, rng);
+  upload_ends(probe, ends);
+  int ran = 0;
+  for (const ChoiceReport& r :
+       explain_grouped_mm(probe.a.view(), probe.b.view(), probe.vo, probe.out.view(), backend_only("persistent_tma"))
+           .choices) {
+    if (!r.applicable) {
+      EXPECT_FALSE(r.reason.empty()) << r.name;
+      continue;
+    }
+    SCOPED_TRACE(r.name);
+    EXPECT_EQ(r.name.find("tmastore"), std::string::npos) << "a TMA-store config must refuse grouped_mm";
+    Options o = backend_only("persistent_tma");
+    o.choice_regex = "^" + r.name + "$";
+    run_and_check(c, ends, o, rng);
+    ++ran;
+  }
+  EXPECT_GE(ran, 3);
+}
+
+TEST_F(GroupedMm, OffsetsPastTheEndAndEmptyGroups) {
+  const Grouped c{5, 640, 192, 128};
+  run_and_check(c, {0, 0, 100, 100, 500}, backend_only("persistent_tma"), rng);  // rows 500.. belong to no group
+  run_and_check(c, {0, 0, 0, 0, 0}, backend_only("persistent_tma"), rng);        // every group empty
+}
+
+TEST_F(GroupedMm, GraphReplayWithNewOffsets) {
+  const Grouped c{8, 2048, 256, 256};
+  Buffers x = make_buffers(c, rng);
+  std::vector<int32_t> ends = random_ends(c.groups, c.total_m, rng);
+  upload_ends(x, ends);
+  const Options o = backend_only("persistent_tma", Tuning::benchmark);
+  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);  // tuned outside the capture
+  cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+  cudaStream_t stream;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  Options co = o;
+  co.stream = stream;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), co);
+  cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
+  cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  for (int round = 0; round < 3; ++round) {
+    ends = random_ends(c.groups, c.total_m, rng);
+    upload_ends(x, ends);
+    cuda_ok(cudaMemset(x.out.dev->ptr, 0xff, x.out.host.size()), "poison out");
+    cuda_ok(cudaGraphLaunch(exec, stream), "replay");
+    cuda_ok(cudaStreamSynchronize(stream), "replay sync");
+    SCOPED_TRACE(round);
+    check_groups(x, c, ends);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
+  FreshTuningDb db;
+  const Grouped c{8, 4096, 512, 512};
+  const Options o = backend_only("", Tuning::benchmark);
+  run_and_check(c, random_ends(c.groups, c.total_m, rng), o, rng);
+  // A new routing of the same tokens, and a few more tokens (the same power-of-two class): no new tuning.
+  Options cached = o;
+  cached.tuning = Tuning::cached_only;
+  Buffers x = make_buffers(Grouped{8, 4000, 512, 512}, rng);
+  upload_ends(x, random_ends(8, 4000, rng));
+  bool tuned = false;
+  for (const ChoiceReport& r : explain_grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), cached).choices)
+    tuned = tuned || (r.selected && r.tuned_ms.has_value());
+  EXPECT_TRUE(tuned) << "the shape class's winner is known from the first routing";
+  run_and_check(Grouped{8, 4000, 512, 512}, random_ends(8, 4000, rng), cached, rng);
+}
+
+TEST_F(GroupedMm, BadInputIsNamed) {
+  const Grouped c{4, 256, 128, 64};
+  Buffers x = make_buffers(c, rng);
+  TensorView wrong = x.vo;
+  wrong.dtype = DType::f32;
+  EXPECT_THROW(
+      try { grouped_mm(x.a.view(), x.b.view(), wrong, x.out.view()); } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("offs must be int32"), std::string::npos) << e.what();
+        throw;
+      },
+      Error);
+  TensorView short_offs = x.vo;
+  short_offs.sizes[0] = 3;
+  EXPECT_THROW(grouped_mm(x.a.view(), x.b.view(), short_offs, x.out.view()), Error);
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
