@@ -49,17 +49,6 @@ constexpr Activation kActs[] = {Activation::none, Activation::relu, Activation::
                                 Activation::silu, Activation::sigmoid};
 constexpr BiasShape kShapes[] = {BiasShape::row, BiasShape::col, BiasShape::full, BiasShape::row_broadcast};
 
-Options only(const std::string& backend) {
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::heuristic;
-  o.persistent_tma = backend == "persistent_tma";
-  o.skinny = backend == "skinny";
-  o.fallback = backend == "fallback";
-  o.pad_tma = backend == "pad_tma";
-  o.cublaslt = backend == "cublaslt";
-  return o;
-}
-
 struct Case {
   std::string backend;  // the backend expected to run it ("" when any may)
   Options options;
@@ -182,7 +171,7 @@ std::vector<Case> grid(const std::string& backend, int64_t m, int64_t n, int64_t
         for (std::size_t s = 0; s < std::size(kShapes); ++s) {
           Case c;
           c.backend = backend;
-          c.options = only(backend);
+          c.options = backend_only(backend);
           c.in = out == DType::f16 ? DType::f16 : DType::bf16;
           c.out = out;
           c.bias_t = out == DType::f32 && s % 2 == 1 ? DType::f32 : c.in;
@@ -242,7 +231,7 @@ TEST_F(Addmm, AlphaBetaInPlaceNanBiasAndKZero) {
     for (int layout = 0; layout < 8; ++layout) {
       Case c;
       c.backend = name;
-      c.options = only(name);
+      c.options = backend_only(name);
       c.m = std::string(name) == "skinny" ? 40 : 168, c.n = 248, c.k = 136;
       c.a_col = layout & 1, c.b_col = layout & 2, c.out_col = layout & 4;
       Case x = c;  // alpha and beta
@@ -263,7 +252,7 @@ TEST_F(Addmm, AlphaBetaInPlaceNanBiasAndKZero) {
   for (const Activation act : kActs)
     for (const BiasShape shape : kShapes) {
       Case c;
-      c.options = only("persistent_tma");
+      c.options = backend_only("persistent_tma");
       c.m = 64, c.n = 96, c.k = 0, c.shape = shape, c.act = act, c.beta = 0.5f;
       c.out = act == Activation::silu || act == Activation::sigmoid ? DType::f32 : DType::bf16;
       c.out_col = static_cast<int>(act) % 2 == 1;
@@ -287,7 +276,7 @@ TEST_F(Addmm, TunedCallPicksACorrectChoiceAndCublasLtWhereItsEpilogueMatches) {
   cases.push_back(c);
   // cuBLASLt alone: its BIAS / RELU_BIAS / GELU_BIAS epilogues (gelu_tanh), and beta = 0 without reading bias.
   c.backend = "cublaslt";
-  c.options = only("cublaslt");
+  c.options = backend_only("cublaslt");
   c.m = 264, c.n = 392, c.k = 136;
   for (const Activation act : {Activation::none, Activation::relu, Activation::gelu_tanh}) {
     c.act = act;
@@ -308,7 +297,7 @@ TEST_F(Addmm, TunedCallPicksACorrectChoiceAndCublasLtWhereItsEpilogueMatches) {
   Matrix out = make_matrix(DType::bf16, 64, 64, false, 8, rng, false);
   bool said = false;
   for (const auto& ch : explain_addmm(bias.view(), a.view(), b.view(), out.view(), 1.0f, 1.0f, Activation::silu,
-                                      only("cublaslt"))
+                                      backend_only("cublaslt"))
                             .choices)
     said = said || (ch.backend == "cublaslt" && !ch.applicable && ch.reason.find("silu") != std::string::npos);
   EXPECT_TRUE(said);

@@ -17,17 +17,6 @@ struct BackendCase {
   int64_t m, n, k;  // the untuned problem uses m + 8 rows (a key no other test tunes)
 };
 
-Options only(const char* backend) {
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::benchmark;
-  o.persistent_tma = std::string(backend) == "persistent_tma";
-  o.skinny = std::string(backend) == "skinny";
-  o.fallback = std::string(backend) == "fallback";
-  o.pad_tma = std::string(backend) == "pad_tma";
-  o.cublaslt = std::string(backend) == "cublaslt";
-  return o;
-}
-
 class GraphCapture : public ::testing::TestWithParam<BackendCase> {
  protected:
   void SetUp() override {
@@ -82,7 +71,7 @@ class GraphCapture : public ::testing::TestWithParam<BackendCase> {
 TEST_P(GraphCapture, TunedProblemReplaysWithNewInputs) {
   const BackendCase c = GetParam();
   FreshTuningDb db;
-  const Options o = only(c.backend);
+  const Options o = backend_only(c.backend, Tuning::benchmark);
   Matrix a = make_matrix(DType::bf16, c.m, c.k, false, 8, rng_, true);
   Matrix b = make_matrix(DType::bf16, c.k, c.n, true, 8, rng_, true);
   Matrix out = make_matrix(DType::bf16, c.m, c.n, false, 8, rng_, false);
@@ -97,7 +86,7 @@ TEST_P(GraphCapture, TunedProblemReplaysWithNewInputs) {
 TEST_P(GraphCapture, UntunedProblemRunsTheHeuristicChoiceAndTunesLater) {
   const BackendCase c = GetParam();
   FreshTuningDb db;  // never tuned, not even by an earlier run
-  const Options o = only(c.backend);
+  const Options o = backend_only(c.backend, Tuning::benchmark);
   const int64_t m = c.m + 8;
   Matrix a = make_matrix(DType::bf16, m, c.k, false, 8, rng_, true);
   Matrix b = make_matrix(DType::bf16, c.k, c.n, true, 8, rng_, true);

@@ -102,17 +102,6 @@ FloatVec make_scales(int64_t n, std::mt19937& rng) {
   return v;
 }
 
-Options only(const std::string& backend) {
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::heuristic;
-  o.persistent_tma = backend == "persistent_tma";
-  o.skinny = backend == "skinny";
-  o.fallback = false;
-  o.pad_tma = false;
-  o.cublaslt = backend == "cublaslt";
-  return o;
-}
-
 struct Case {
   std::string backend;  // expected to run it ("" for the tuned call: any)
   Options options;
@@ -223,7 +212,7 @@ TEST_F(ScaledMm, TorchCasesOnEveryBackend) {
               if (bias >= 0 && out == DType::f32) continue;
               Case c;
               c.backend = backend;
-              c.options = only(backend);
+              c.options = backend_only(backend);
               c.m = m, c.n = n, c.k = k, c.rowwise = rowwise, c.fast = fast, c.out = out, c.bias = bias;
               cases.push_back(c);
             }
@@ -243,7 +232,7 @@ TEST_F(ScaledMm, RaggedSizesTypesAndOutputs) {
           if (std::string(backend) == "skinny" && m > 64) continue;
           Case c;
           c.backend = backend;
-          c.options = only(backend);
+          c.options = backend_only(backend);
           c.m = m, c.n = n, c.k = k;
           c.rowwise = i % 2 == 0;
           c.fast = i % 3 != 0;
@@ -320,7 +309,7 @@ TEST_F(ScaledMm, TwoLevelAccumulationIsMoreAccurateAtLongK) {
     for (bool fast : {true, false}) {
       Case c;
       c.backend = backend;
-      c.options = only(backend);
+      c.options = backend_only(backend);
       c.m = std::string(backend) == "skinny" ? 32 : 256, c.n = 256, c.k = 16384, c.fast = fast, c.out = DType::f32;
       const Outcome o = run_case(c, 77);
       ASSERT_EQ(o.error, "") << c.label();
@@ -346,7 +335,7 @@ TEST_F(ScaledMm, ErrorsWriteNothingAndKZeroGivesTheBias) {
     try {
       scaled_mm(TensorView::contiguous(a.dev->ptr, DType::e4m3, {16, 15}),
                 TensorView::contiguous(b.dev->ptr, DType::e4m3, {32, 15}).t(), sv, sv, nullptr, out.view(), true,
-                only("persistent_tma"));
+                backend_only("persistent_tma"));
       ADD_FAILURE() << "K = 15 was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
