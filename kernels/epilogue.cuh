@@ -386,10 +386,15 @@ __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::ui
 // store_packed instead (a 64-wide TMA box would write the next tile's columns). All 128 threads of the warpgroup
 // call this with the same g and slot (after unrolling, constants: v stays in registers); `bar_id` is their
 // named barrier.
+// rows < 64 (grouped_mm: the fragment holds its group's last rows, and a 64-row box would write the next group's):
+// the warpgroup copies the chunk's first `rows` rows out of the staging block with 16-byte stores through `p`
+// instead (16-byte pieces from column N_total on are left out, as the TMA store clips them), and an empty bulk group
+// is committed in the TMA store's place, so that the slots' wait above still counts one group per chunk.
 template <int N, int Slots>
 __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4], int g, int slot,
                                           unsigned char* staging, const void* tma_out, int batch, int row0, int col0,
-                                          int bar_id) {
+                                          int bar_id, const EpilogueParams* p = nullptr, int rows = 64,
+                                          int N_total = 0) {
   static_assert(N % 32 == 0, "TMA-store epilogue works in 64-column chunks (and a 32-column tail)");
   const int t = threadIdx.x % 128;
   const int warp = t / 32, lane = t % 32;
@@ -409,6 +414,21 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
   // NOTE: generic-proxy writes must be fenced before the async proxy (TMA) reads them.
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   ptx::named_barrier_sync(bar_id, 128);
+  if (rows < 64) {
+    const int c0 = col0 + 64 * g;
+    auto* dst = static_cast<char*>(p->out) + (static_cast<long long>(batch) * p->batch_stride +
+                                              static_cast<long long>(row0) * p->row_stride + c0) * 2;
+    const unsigned char* src = staging + slot * 8192;
+    for (int idx = t; idx < rows * 8; idx += 128) {
+      const int rr = idx / 8, piece = idx % 8;  // row of the chunk, 16-byte piece of the row (8 columns)
+      if (c0 + 8 * piece >= N_total) continue;
+      // NOTE: 128B swizzle: 16-byte chunk index XOR (row % 8), as stmatrix wrote it above.
+      const uint4 val = *reinterpret_cast<const uint4*>(src + rr * 128 + ((piece ^ (rr % 8)) * 16));
+      *reinterpret_cast<uint4*>(dst + (static_cast<long long>(rr) * p->row_stride + 8 * piece) * 2) = val;
+    }
+    if (t == 0) cuda::ptx::cp_async_bulk_commit_group();
+    return;
+  }
   if (t == 0) {
     const cuda::std::int32_t coords[3] = {col0 + 64 * g, row0, batch};
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tma_out, coords,

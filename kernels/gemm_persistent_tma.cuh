@@ -48,6 +48,11 @@
 // of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
 // With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
 // blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
+//
+// kGrouped (grouped_mm): tiles come from scheduler.cuh's GroupedTileScheduler (group g's rows of A and out, matrix g of
+// B); a tile never stores rows at or past its group's end: a 64-row fragment that crosses it is copied out of the
+// staging blocks with plain 16-byte stores (store_packed_chunk's rows) instead of a TMA box, which would write the
+// next group's rows.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -193,7 +198,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid
   const auto sched = [&] {
     if constexpr (Cfg::kGrouped)
-      return GroupedTileScheduler(group_sched, batch, N, BM * CM, BN * CN, Cfg::kGroupM);
+      return GroupedTileScheduler(group_sched, ep.group_ends, batch, M, N, BM * CM, BN * CN, Cfg::kGroupM);
     else
       return TileScheduler(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
   }();
@@ -326,6 +331,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
     // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
     constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1;
+    static_assert(!Cfg::kGrouped || !Cfg::kStoreTma || kDeferred, "grouped TMA stores go through the deferred path");
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
     constexpr int kUnits = MI * kFragUnits;
     uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
@@ -344,8 +350,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           const int col0 = pending.n0 + (SN ? cidx * WN : 0);
           if (row0 >= pending.m_end || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
           if (g < kFragChunks) {
+            // grouped_mm: a fragment that holds its group's last rows is copied out of the staging block row by row
+            // (a 64-row box would write the next group's rows).
+            const int rows = Cfg::kGrouped ? min(64, pending.m_end - row0) : 64;
             store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, chunk_seq, staging + cidx * kStagingBytes,
-                                                        &tma_out, pending.ab, row0, col0, 1 + cidx);
+                                                        &tma_out, pending.ab, row0, col0, 1 + cidx, &ep, rows, N);
             if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
           } else {  // the last 32 columns (a wave-fitting BN = 224)
             store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);

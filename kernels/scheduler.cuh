@@ -8,14 +8,16 @@
 //           batch, tiles are grouped:
 //           G consecutive M-blocks form a group and the M index varies fastest inside it, so CTAs that run
 //           at the same time share B columns and a small band of A rows (L2 reuse).
-//   never   touches memory; it is pure index arithmetic and identical in every thread.
+//   never   touches memory (the grouped schedule below reads the group end rows); it is index arithmetic, identical
+//           in every thread.
 //
 // GroupedTileScheduler (grouped_mm, the MoE forward): group g owns rows [end[g-1], end[g]) of A and of out (end[-1] =
-//   0) and matrix g of B. It takes the groups' tile prefix sums and ends, computed once per CTA into shared memory
-//   by load_group_schedule (ends are clamped to [0, M]; a group whose end is below the previous end is empty, and
-//   offsets that decrease make groups overlap: torch's rule is non-decreasing offsets), and gives tiles numbered
-//   0 .. total-1, each mapped to (g, m0, n0) with m0 an absolute row of A/out and m_end = end[g]: rows at or past
-//   m_end belong to the next group and are never stored. Within a group tiles are grouped as above.
+//   0) and matrix g of B. It takes the groups' tile prefix sums, computed once per CTA into shared memory by
+//   load_group_schedule, and reads a tile's group rows from the end rows (ends are clamped to [0, M]; a group whose
+//   end is below the previous end is empty, and offsets that decrease make groups overlap: torch's rule is
+//   non-decreasing offsets; the end rows must not change during the launch), and gives tiles numbered 0 .. total-1,
+//   each mapped to (g, m0, n0) with m0 an absolute row of A/out and m_end = end[g]: rows at or past m_end belong to
+//   the next group and are never stored. Within a group tiles are grouped as above.
 #pragma once
 
 namespace tmagemm::kernels {
@@ -62,13 +64,18 @@ struct TileScheduler {
 
 constexpr int kMaxGroups = 256;  // grouped_mm: groups one launch takes (the host refuses more)
 
-// Shared memory of the grouped schedule: prefix[g] = tiles of the groups before g (prefix[G] = all); group g's rows
-// are [start[g], end[g]).
+// Shared memory of the grouped schedule: prefix[g] = tiles of the groups before g (prefix[G] = all). Only the prefix
+// sums live here (1 KB): the largest TMA-store tiles leave less than 2 KB of shared memory beside their ring and
+// staging blocks; a group's rows are read again from the (read-only, L1-cached) end rows when a tile needs them.
 struct GroupSchedule {
   int prefix[kMaxGroups + 1];
-  int start[kMaxGroups];
-  int end[kMaxGroups];
 };
+
+// Group g's rows [start, end): the end rows clamped to [0, M], a group whose end is below the previous end empty.
+__device__ inline void group_rows(const int* ends, int g, int M, int& start, int& end) {
+  start = g == 0 ? 0 : min(max(__ldg(ends + g - 1), 0), M);
+  end = max(min(max(__ldg(ends + g), 0), M), start);
+}
 
 // Every thread of the CTA calls this once (it synchronises the CTA): reads the groups' ends (int32, device memory)
 // and writes their tile prefix sums. Needs blockDim.x >= 256 (one thread per group, 8 warps for the scan).
@@ -78,13 +85,12 @@ __device__ inline void load_group_schedule(GroupSchedule& gs, const int* ends, i
   const int g = threadIdx.x;
   int tiles = 0;
   if (g < groups) {
-    const int prev = g == 0 ? 0 : min(max(ends[g - 1], 0), M);
-    const int end = max(min(max(ends[g], 0), M), prev);  // a decreasing end gives an empty group
-    gs.start[g] = prev;
-    gs.end[g] = end;
-    tiles = (end - prev + tile_m - 1) / tile_m * n_blocks;
+    int start, end;
+    group_rows(ends, g, M, start, end);
+    tiles = (end - start + tile_m - 1) / tile_m * n_blocks;
   }
-  // Inclusive scan over the first 256 threads: within each warp by shuffles, then the warps' totals.
+  // Inclusive scan over the first 256 threads: within each warp by shuffles, then the warps' totals, which are read
+  // from the prefix array itself (its entries 32 w + 32 hold warp w's sums) before it is completed.
   const int lane = g % 32, warp = g / 32;
   int v = tiles;
 #pragma unroll
@@ -92,25 +98,28 @@ __device__ inline void load_group_schedule(GroupSchedule& gs, const int* ends, i
     const int u = __shfl_up_sync(0xffffffffu, v, d);
     if (lane >= d) v += u;
   }
-  __shared__ int warp_total[kMaxGroups / 32];
-  if (g < kMaxGroups && lane == 31) warp_total[warp] = v;
+  if (g < kMaxGroups) gs.prefix[g + 1] = v;
   __syncthreads();
-  if (g < kMaxGroups) {
-    int before = 0;
-    for (int w = 0; w < warp; ++w) before += warp_total[w];
-    if (g < groups) gs.prefix[g + 1] = before + v;
-    if (g == 0) gs.prefix[0] = 0;
-  }
+  int before = 0;
+  if (g < kMaxGroups)
+    for (int w = 0; w < warp; ++w) before += gs.prefix[32 * w + 32];
+  __syncthreads();
+  if (g < kMaxGroups && g < groups) gs.prefix[g + 1] = before + v;
+  if (g == 0) gs.prefix[0] = 0;
   __syncthreads();
 }
 
 struct GroupedTileScheduler {
   const GroupSchedule* gs;
-  int groups, n_blocks, total, group_m, bm, bn;
+  const int* ends;
+  int groups, m, n_blocks, total, group_m, bm, bn;
 
-  __device__ GroupedTileScheduler(const GroupSchedule& s, int G, int N, int tile_m, int tile_n, int group)
+  __device__ GroupedTileScheduler(const GroupSchedule& s, const int* group_ends, int G, int M, int N, int tile_m,
+                                  int tile_n, int group)
       : gs(&s),
+        ends(group_ends),
         groups(G),
+        m(M),
         n_blocks((N + tile_n - 1) / tile_n),
         total(s.prefix[G]),
         group_m(group < 1 ? 1 : group),
@@ -127,11 +136,12 @@ struct GroupedTileScheduler {
         hi = mid - 1;
     }
     const int g = lo;
-    const int start = gs->start[g];
-    const int m_blocks = (gs->end[g] - start + bm - 1) / bm;
+    int start, end;
+    group_rows(ends, g, m, start, end);
+    const int m_blocks = (end - start + bm - 1) / bm;
     int mb, nb;
     raster_tile(t - gs->prefix[g], m_blocks, n_blocks, group_m, mb, nb);
-    return TileCoord{g, start + mb * bm, nb * bn, 0, gs->end[g]};
+    return TileCoord{g, start + mb * bm, nb * bn, 0, end};
   }
 };
 

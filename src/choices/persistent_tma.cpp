@@ -164,8 +164,8 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (p.op == Op::grouped_mm) {
     if (c.in_bytes == 1) return "grouped_mm takes 16-bit inputs";
     // NOTE: a TMA store writes whole 64-row boxes, clipped only at the tensor's edge: past a group's last row it would
-    // write the next group's rows. Direct stores stop at the group's end.
-    if (c.store_tma) return "grouped_mm stores a group's rows only: direct stores (a TMA store box crosses groups)";
+    // write the next group's rows. The kernel stores a fragment that crosses its group's end with plain stores.
+    if (c.store_tma && c.promote_n > 0) return "grouped_mm's TMA stores go through the packed (deferred) epilogue";
     if (p.batch > kMaxGroups) return fmt::format("grouped_mm takes at most {} groups (got {})", kMaxGroups, p.batch);
   }
   if (c.in_bytes == 1) {
@@ -305,17 +305,18 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
       for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, 0, 0, true, false, 0, e));
       break;
     }
-  // grouped_mm: every direct-store 16-bit config once (bf16, A row-major, B N-major), and the other B layout and f16 on
-  // the first of them.
-  bool first_grouped = true;
+  // grouped_mm: every 16-bit config once (bf16, A row-major, B N-major), and the other B layout and f16 on the first
+  // direct-store and the first TMA-store config.
+  bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2 && !c.store_tma) {
+    if (c.in_bytes == 2) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
-      if (first_grouped) {
+      if (first_grouped || (first_grouped_tma && c.store_tma)) {
         specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));
         specs.push_back(make_spec(c, 1, 1, true, false, 1, {}, true));
       }
       first_grouped = false;
+      if (c.store_tma) first_grouped_tma = false;
     }
   // scaled_mm's epilogues (tensorwise, rowwise, rowwise + bf16 bias) on the first fp8 config of each accumulation.
   for (int promote : {0, 1})
@@ -403,7 +404,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   if (c.store_tma)
     map_out = runtime::encode_sw128_3d(p.out.data,
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                         2, p.n, p.m, p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,
+                         2, p.n, p.m, p.op == Op::grouped_mm ? 1 : p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,
                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "cuTensorMapEncodeTiled(out)");
 
   EpilogueParamsHost ep = epilogue_params(p);
@@ -449,10 +450,14 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
   const int cm = c.cluster_m, cn = c.cluster_n;
+  // grouped_mm: G groups of A's rows (the tuner's even split: total_M / G rows each), one matrix of output rows.
+  const bool grouped = p.op == Op::grouped_mm;
+  const double g = grouped ? double(p.batch) : 1.0;
+  const double rows = grouped ? std::ceil(double(p.m) / g) : double(p.m);
   const double tiles =
-      std::ceil(double(p.m) / (c.bm * cm)) * std::ceil(double(p.n) / (c.bn * cn)) * double(p.batch);  // clusters'
+      std::ceil(rows / (c.bm * cm)) * std::ceil(double(p.n) / (c.bn * cn)) * double(p.batch);  // clusters'
   const double waves = std::ceil(tiles / std::max(1, sms / (cm * cn)));
-  const double useful = double(p.m) * double(p.n) * double(p.batch);
+  const double useful = double(p.m) * double(p.n) * (grouped ? 1.0 : double(p.batch));
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
   // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
   // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Model: the loads fall behind

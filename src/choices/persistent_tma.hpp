@@ -12,9 +12,11 @@
 namespace tmagemm::choices {
 
 // grouped_mm: the groups one launch takes, and the static shared memory of their schedule (kernels/scheduler.cuh:
-// kMaxGroups and GroupSchedule, 3 x 256 + 1 ints, and the scan's warp totals), rounded up.
+// kMaxGroups and GroupSchedule, 256 + 1 ints), rounded up. NOTE: the largest TMA-store configs leave 1,984 bytes
+// beside their ring and staging blocks (232,448 per block on the H200); compile-check --verbose prints the static
+// size ("bytes smem").
 constexpr int64_t kMaxGroups = 256;
-constexpr std::size_t kGroupScheduleBytes = 4096;
+constexpr std::size_t kGroupScheduleBytes = 1152;
 
 
 // One row of the config table. Becomes template arguments only in persistent_tma_spec().

@@ -7,6 +7,8 @@
 // addmm rows compare tmagemm::addmm with cuBLASLt's fused epilogue (bias, bias + GELU, bias + ReLU), and also time
 // the unfused pair: the same cuBLASLt mm without an epilogue, then one elementwise bias + activation kernel.
 // bmm rows compare tmagemm::bmm on B dense matrices per operand with cuBLASLt's strided-batched matmul.
+// grouped rows compare tmagemm::grouped_mm (MoE routing of the suite) with the better of cublasGemmGroupedBatchedEx
+// and one cuBLASLt call per group (grouped_baseline.hpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 
 #include "common.hpp"
 #include "cublaslt_baseline.hpp"
+#include "grouped_baseline.hpp"
 #include "jit/jit.hpp"
 #include "runtime/device.hpp"
 #include "suites.hpp"
@@ -87,10 +90,19 @@ struct Row {
   bool aligned = false;  // misaligned suite: also timed tmagemm on the same shape with 16-byte aligned operands
   std::optional<double> aligned_ms;
   std::string aligned_choice;
+  std::string baseline_name = "cublaslt";  // grouped rows: which cuBLAS way won the trial (grouped_baseline.hpp)
+  // grouped rows: batch = G experts, m = total rows, group_rows = the rows of each expert (A and out are one matrix
+  // of m rows; only the experts with rows are read).
+  bool grouped = false;
+  std::vector<int64_t> group_rows;
 
-  double flops() const { return 2.0 * batch * m * n * k; }
+  double flops() const { return 2.0 * (grouped ? 1 : batch) * m * n * k; }
   double bytes() const {
     const double out = static_cast<double>(out_itemsize ? out_itemsize : itemsize);
+    if (grouped) {
+      const auto read = std::count_if(group_rows.begin(), group_rows.end(), [](int64_t r) { return r > 0; });
+      return static_cast<double>(itemsize) * (m * k + static_cast<double>(read) * k * n) + out * m * n;
+    }
     return static_cast<double>(batch) * (static_cast<double>(itemsize) * (m * k + k * n) + out * m * n);
   }
   static std::optional<double> per_s(std::optional<double> ms, double amount, double unit) {
@@ -378,6 +390,8 @@ Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   row.n = shape.n;
   row.k = shape.k;
   row.bandwidth = suite.report_bandwidth;
+  row.grouped = suite.op == "grouped_mm";
+  row.group_rows = shape.group_rows;
   return row;
 }
 
@@ -836,6 +850,86 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
   return row;
 }
 
+// Benchmarks one grouped_mm row: a (total M, K) row-major, b (G, K, N) with each expert's matrix row-major ("rr") or
+// column-major ("rc"), offs the cumulative ends of the shape's group_rows (int32 on the device), out (total M, N).
+// Baseline: GroupedBaseline's algorithms (cublasGemmGroupedBatchedEx, one cuBLASLt call per group), the fastest
+// that is right. Experts' weights are filled expert by expert from one host buffer.
+Row bench_grouped(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
+  Row row = row_for(suite, shape, dtype);
+  row.itemsize = itemsize(dtype);
+  row.flush = ctx.flush_read ? "read" : "write";
+  const Layout layout = parse_layout(shape.layout);
+  const int64_t G = shape.batch, M = shape.m, N = shape.n, K = shape.k;
+  if (layout.a_col || G < 1 || static_cast<int64_t>(shape.group_rows.size()) != G)
+    throw std::invalid_argument("grouped rows take a row-major a and one row count per expert");
+  std::vector<int64_t> ends;
+  std::vector<int32_t> offs;
+  for (int64_t r : shape.group_rows) {
+    ends.push_back((ends.empty() ? 0 : ends.back()) + r);
+    offs.push_back(static_cast<int32_t>(ends.back()));
+  }
+  if (ends.back() != M) throw std::invalid_argument("grouped row counts must add up to M");
+  const std::size_t es = itemsize(dtype);
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(M * K)), hb(static_cast<std::size_t>(G * K * N));
+  fill_cycled(ha, ctx.pool, 0);
+  fill_cycled(hb, ctx.pool, kPoolSize / 2);
+  DeviceBuffer da(ha.size() * es), db(hb.size() * es), doffs(offs.size() * sizeof(int32_t));
+  DeviceBuffer dc_ours(static_cast<std::size_t>(M * N) * es), dc_base(static_cast<std::size_t>(M * N) * es);
+  cuda_check(cudaMemcpy(da.get(), ha.data(), da.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(A)");
+  cuda_check(cudaMemcpy(db.get(), hb.data(), db.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(B)");
+  cuda_check(cudaMemcpy(doffs.get(), offs.data(), doffs.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy(offs)");
+  cuda_check(cudaMemset(dc_ours.get(), 0xff, dc_ours.bytes()), "cudaMemset(out)");
+  cuda_check(cudaMemset(dc_base.get(), 0xff, dc_base.bytes()), "cudaMemset(out)");
+
+  const TensorView a = TensorView::contiguous(da.get(), dtype, {M, K}, ctx.device);
+  const TensorView b = layout.b_col ? TensorView::strided(db.get(), dtype, {G, K, N}, {K * N, 1, K}, ctx.device)
+                                    : TensorView::strided(db.get(), dtype, {G, K, N}, {K * N, N, 1}, ctx.device);
+  const TensorView offs_view = TensorView::contiguous(doffs.get(), DType::i32, {G}, ctx.device);
+  const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
+  std::function<void()> ours = [&] { tmagemm::grouped_mm(a, b, offs_view, out, ctx.options); };
+  try {
+    ours();
+    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::grouped_mm (synchronize)");
+    for (const ChoiceReport& c : tmagemm::explain_grouped_mm(a, b, offs_view, out, ctx.options).choices)
+      if (c.selected) row.choice = c.name;
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.error = e.what();
+    ours = nullptr;
+  }
+
+  std::unique_ptr<GroupedBaseline> base;
+  std::vector<int> algos;
+  std::string base_problem;
+  try {
+    base = std::make_unique<GroupedBaseline>(dtype, N, K, layout, shape.group_rows, da.get(), db.get(), dc_base.get(),
+                                             ctx.workspace.get(), ctx.workspace.bytes(), kBaselineAlgos);
+    algos = runnable_algos(ctx, base->algo_count(), [&](int i) { base->run(i, ctx.stream); });
+  } catch (const std::exception& e) {
+    algos.clear();
+    base_problem = std::string("cuBLAS: ") + e.what();
+  }
+  auto run_algo = [&](int i) { base->run(i, ctx.stream); };
+
+  // The CPU reference on sampled output elements, each in its row's group.
+  const std::vector<std::pair<int64_t, int64_t>> samples = output_samples(1, M, N, K);
+  std::vector<double> ref;
+  for (auto [i, j] : samples) {
+    const int64_t g = std::upper_bound(ends.begin(), ends.end(), i) - ends.begin();
+    ref.push_back(dot16(
+        dtype, ha, hb, K, [&](int64_t kk) { return i * K + kk; },
+        [&](int64_t kk) { return g * K * N + (layout.b_col ? j * K + kk : kk * N + j); }));
+  }
+  const Sampler sampled = sampler_of(samples, dtype, N);
+  std::vector<std::uint16_t> h_base, h_algo(static_cast<std::size_t>(M * N));
+  const std::vector<int> good_algos =
+      checked_algos(ctx, algos, run_algo, dc_base, sampled, ref, h_algo, &h_base, base_problem, "");
+  if (ours && !check_ours(row, dtype, dc_ours, h_base, sampled, ref)) return row;
+  measure(ctx, row, ours, good_algos, run_algo, base ? base->algo_count() : 0, base_problem);
+  if (base && row.baseline_algo >= 0) row.baseline_name = base->algo_name(row.baseline_algo);
+  return row;
+}
+
 // fp8 byte -> float, exactly (e4m3: bias 7, 0x7f / 0xff NaN, no infinities; e5m2: bias 15, IEEE-like).
 float fp8_to_float(std::uint8_t v, DType t) {
   const bool e4 = t == DType::e4m3;
@@ -987,7 +1081,10 @@ std::string num(std::optional<double> v, const char* f = "{:.1f}") {
 }
 
 void print_header(const Suite& suite) {
-  fmt::print("{:<18} {:<6}", suite.op == "bmm" ? "shape (BxMxNxK)" : "shape (MxNxK)", "layout");
+  fmt::print("{:<18} {:<6}", suite.op == "bmm"          ? "shape (BxMxNxK)"
+                              : suite.op == "grouped_mm" ? "shape (GxMxNxK)"
+                                                         : "shape (MxNxK)",
+             "layout");
   if (per_row_epilogues(suite)) fmt::print(" {:<15}", "epilogue");
   fmt::print(" {:>10} {:>10} {:>7}", "tmagemm", "cuBLASLt", "ratio");
   if (suite.report_unfused) fmt::print(" {:>10} {:>7}", "unfused", "ratio_u");
@@ -1012,7 +1109,8 @@ void print_row(const Row& r) {
   if (r.unfused) fmt::print(" {:>10} {:>7}", num(r.unfused_tflops()), num(r.ratio_unfused(), "{:.3f}"));
   if (r.bandwidth) fmt::print(" {:>8} {:>8}", num(r.ours_tbps(), "{:.2f}"), num(r.base_tbps(), "{:.2f}"));
   if (r.aligned) fmt::print(" {:>10} {:>7}", num(r.aligned_tflops()), num(r.vs_aligned(), "{:.3f}"));
-  fmt::print("  {:<9} {:<8} {}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice);
+  fmt::print("  {:<9} {:<8} {}{}\n", num(r.rel_err, "{:.2e}"), r.status, r.status == "FAIL" ? "-" : r.choice,
+             r.grouped && r.baseline_algo >= 0 ? " (vs " + r.baseline_name + ")" : "");
   if (!r.error.empty()) fmt::print("    {}: {}\n", r.status == "ok" ? "note" : r.status, short_message(r.error));
   std::fflush(stdout);
 }
@@ -1038,12 +1136,13 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"error", r.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.error)},
       {"tmagemm_ms", opt(r.ours_ms)},
       {"baseline_ms", opt(r.base_ms)},
-      {"baseline", "cublaslt"},
+      {"baseline", r.baseline_name},
       {"baseline_algo", r.baseline_algo},
       {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
       {"l2_flush", r.flush},
   };
+  if (r.grouped) j["group_rows"] = r.group_rows;
   if (r.bandwidth) {
     j["tmagemm_tbps"] = opt(r.ours_tbps());
     j["baseline_tbps"] = opt(r.base_tbps());
@@ -1124,6 +1223,11 @@ int run_bench(const BenchOptions& opt) {
       fmt::print("bias (N) as 1xN, beta = alpha = 1; cuBLASLt with its fused epilogue (BIAS, GELU_BIAS = gelu_tanh, "
                  "RELU_BIAS); unfused = cuBLASLt mm (best of top-{}) + one bias/activation kernel, timed together\n",
                  kBaselineAlgos);
+    if (suite.op == "grouped_mm")
+      fmt::print("out rows of group g = a rows of group g @ b[g] (MoE routing, fixed seed); baseline: the faster of "
+                 "cublasGemmGroupedBatchedEx and one cuBLASLt call per group (best of its top-{}); TB/s counts the "
+                 "experts that have rows\n",
+                 kBaselineAlgos);
     if (suite.op == "bmm")
       fmt::print("out(B,M,N) = a(B,M,K) @ b(B,K,N), each operand B dense matrices one after another (batch strides "
                  "M*K, K*N, M*N); cuBLASLt strided-batched (best of top-{})\n",
@@ -1133,7 +1237,9 @@ int run_bench(const BenchOptions& opt) {
     for (const BenchShape& shape : suite.shapes) {
       Row row;
       try {
-        row = suite.op == "scaled_mm" ? bench_scaled_mm(ctx, suite, shape) : bench_mm(ctx, suite, shape, dtype);
+        row = suite.op == "scaled_mm"    ? bench_scaled_mm(ctx, suite, shape)
+              : suite.op == "grouped_mm" ? bench_grouped(ctx, suite, shape, dtype)
+                                         : bench_mm(ctx, suite, shape, dtype);
       } catch (const std::exception& e) {
         row = row_for(suite, shape, dtype);
         row.status = "error";
@@ -1192,6 +1298,8 @@ int run_bench(const BenchOptions& opt) {
       geomean_line("cuBLASLt", &Row::ratio, [&](const Row& r) { return !fast(r); }, "two-level accumulation");
       geomean_line("cuBLASLt", &Row::ratio, [](const Row& r) { return r.m <= 64; }, "decode rows");
     }
+    if (suite.op == "grouped_mm")  // the MoE decode target
+      geomean_line("cuBLAS", &Row::ratio, [](const Row& r) { return r.m <= 512; }, "MoE decode rows");
 
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const Row& r : rows) j.push_back(to_json(r));

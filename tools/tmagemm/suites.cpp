@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 
 #include <stdexcept>
 #include <tuple>
@@ -115,10 +116,37 @@ std::vector<Suite> make_suites() {
         {16, 128, 8192, 8192, "small M"}})
     bmm.shapes.push_back({batch, m, n, k, "rr", note});
   s.push_back(bmm);
+
+  // grouped (grouped_mm, the MoE forward): (G, total M, N, K) with the tokens routed unevenly over the experts
+  // (moe_routing); a (total M, K) row-major, each expert's weight b[g] an (N, K) row-major matrix (layout "rc", as
+  // nn.Linear keeps it). The baseline is the better of cublasGemmGroupedBatchedEx and one cuBLASLt call per group.
+  // The MoE decode rows (G = 64, 64 or 512 tokens) read every routed expert's weights once: TB/s is reported.
+  Suite grouped{"grouped", "grouped_mm", "bf16", {}};
+  grouped.report_bandwidth = true;
+  for (int64_t experts : {8, 64})
+    for (int64_t tokens : {4096, 32768})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096}, {4096, 14336}, {2048, 7168}})
+        grouped.shapes.push_back({experts, tokens, n, k, "rc", "MoE"});
+  for (int64_t tokens : {64, 512})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 7168}, {7168, 2048}})
+      grouped.shapes.push_back({64, tokens, n, k, "rc", "MoE decode"});
+  for (BenchShape& x : grouped.shapes) x.group_rows = moe_routing(x.batch, x.m);
+  s.push_back(grouped);
   return s;
 }
 
 }  // namespace
+
+std::vector<int64_t> moe_routing(int64_t experts, int64_t tokens, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> weight(0.1, 1.1);
+  std::vector<double> w(static_cast<std::size_t>(experts));
+  for (double& x : w) x = weight(rng);
+  std::discrete_distribution<int64_t> pick(w.begin(), w.end());
+  std::vector<int64_t> rows(static_cast<std::size_t>(experts), 0);
+  for (int64_t t = 0; t < tokens; ++t) ++rows[static_cast<std::size_t>(pick(rng))];
+  return rows;
+}
 
 const std::vector<Suite>& all_suites() {
   static const std::vector<Suite> suites = make_suites();

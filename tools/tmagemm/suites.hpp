@@ -18,11 +18,14 @@ struct BenchShape {
   // addmm: the epilogue of this row ("bias", "bias+gelu_tanh", "bias+relu": bias (N) as a 1xN view, beta = alpha
   // = 1); empty: the suite's.
   std::string epilogue;
+  // grouped rows (suite op "grouped_mm"; batch = G experts, m = total rows): the rows routed to each expert, in order
+  // (sum m; zeros allowed).
+  std::vector<int64_t> group_rows;
 };
 
 struct Suite {
   std::string name;
-  std::string op;                 // "mm", "scaled_mm", "addmm", "bmm"
+  std::string op;                 // "mm", "scaled_mm", "addmm", "bmm", "grouped_mm"
   std::string dtype;              // default input dtype
   std::vector<BenchShape> shapes;
   bool report_bandwidth = false;  // also report TB/s = bytes(A + B + C) / time (decode)
@@ -38,5 +41,9 @@ const std::vector<Suite>& all_suites();
 std::vector<std::string> suite_names();
 // The suites a --suite name stands for (throws std::invalid_argument for an unknown name).
 std::vector<Suite> expand_suite(const std::string& name);
+
+// A fixed-seed, uneven routing of `tokens` rows over `experts` groups (the grouped suite's): each row picks an expert
+// with probability proportional to a weight drawn once per expert from U(0.1, 1.1). Returns the rows per expert.
+std::vector<int64_t> moe_routing(int64_t experts, int64_t tokens, std::uint64_t seed = 7);
 
 }  // namespace tmagemm::cli

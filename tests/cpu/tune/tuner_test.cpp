@@ -359,26 +359,26 @@ TEST_F(Tuner, GroupedKeyHoldsTheShapeClassNotTheRows) {
   EXPECT_NE(tuning_key(problem(3000, 512, 256), h200()), tuning_key(problem(4096, 512, 256), h200()));
 }
 
-TEST_F(Tuner, GroupedRunsOnDirectStorePersistentConfigsOnly) {
+TEST_F(Tuner, GroupedRunsOnPersistentConfigsOnly) {
+  // grouped_mm runs on the 16-bit persistent TMA configs, TMA-store ones included (a fragment that crosses its group's
+  // end is stored with plain stores); their direct-store twins are dominated, so the heuristic picks a TMA-store one.
   const auto cands = enumerate(grouped_problem(64, 8192, 2048, 1024), Options::defaults_only(), h200());
-  std::size_t direct = 0;
+  std::size_t applicable = 0, tma_store = 0;
   for (const auto& c : cands) {
     const std::string& name = c.choice->name();
     if (!c.reason.empty()) continue;
     EXPECT_EQ(name.rfind("persistent_tma_", 0), 0u) << name << " took grouped_mm";
-    EXPECT_EQ(name.find("tmastore"), std::string::npos) << name;
-    ++direct;
+    EXPECT_EQ(name.find("fp8"), std::string::npos) << name;
+    ++applicable;
+    tma_store += name.find("tmastore") != std::string::npos ? 1 : 0;
   }
-  EXPECT_GE(direct, 2u);
-  for (const auto& c : cands)
-    if (c.choice->name().rfind("persistent_tma_", 0) == 0 && c.choice->name().find("tmastore") != std::string::npos &&
-        c.choice->name().find("fp8") == std::string::npos)
-      EXPECT_NE(c.reason.find("direct stores"), std::string::npos) << c.choice->name() << ": " << c.reason;
+  EXPECT_GE(applicable, 2u);
+  EXPECT_GE(tma_store, 2u);
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
   const auto chosen = choose(grouped_problem(64, 8192, 2048, 1024), o, h200());
   ASSERT_TRUE(chosen);
-  EXPECT_EQ(chosen->name().find("tmastore"), std::string::npos) << chosen->name();
+  EXPECT_NE(chosen->name().find("tmastore"), std::string::npos) << chosen->name();
   EXPECT_GT(count_applicable(cands), 0u);
   EXPECT_EQ(enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()).size(), cands.size());
   for (const auto& c : enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()))
