@@ -379,84 +379,95 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
           for (int i = 0; i < WN / 2; ++i) total[mi][i] = 0.0f;
       }
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        ring.wait_full(pos);
-        if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
-        // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
-        const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
-        // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
-        const int run_kb = kPromote > 0 ? kb % kPromote : kb;
-#pragma unroll
-        for (int g = 0; g < kGroups; ++g) {
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
-            const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, g * PG, k16) : Op::mnmajor_step(BK, 0, k16);
-            const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) {
-              const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
-              const uint32_t a_off =
-                  Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
-              const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
-              if constexpr (kFp8)
-                ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
-              else
-                ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
-                                                                                              (kb | k16) != 0);
-            }
-          }
-          ptx::wgmma_commit();
-          if (g == 0) {
-            if constexpr (kDeferred)
-              if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
-            if constexpr (!Cfg::Epi::kIdentity)
-              if (kb == k_blocks - 1) {  // the epilogue's vectors, under this K block's MMAs
-                prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
-                if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, tc.m_end, N);
-              }
-          }
-          if constexpr (kPromote > 0) {
-            if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
-              // The run is complete: wait for its wgmmas, free its stages after the last group, add its sum into
-              // the group's columns of the fp32 total.
-              ptx::wgmma_wait<0>();
-              if (g == kGroups - 1) {
-                if (lane == 0) {
-                  if (prev_held) ring.template release<CS>(prev_stage);
-                  ring.template release<CS>(pos.stage);
-                }
-                prev_held = false;
-              }
-#pragma unroll
+      // A consumer whose rows all lie at or past the tile's last row (grouped_mm: a group's last tile; mm: the M edge)
+      // has nothing to compute: it only takes part in the ring (waits for each stage and releases it), and the other
+      // consumer's wgmmas have the tensor cores to themselves. (Its fragments are never stored.)
+      if (kPromote == 0 && !SN && row_base >= tc.m_end) {
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          ring.wait_full(pos);
+          if (lane == 0) ring.template release<CS>(pos.stage);
+          pos.advance();
+        }
+      } else {
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          ring.wait_full(pos);
+          if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
+          // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
+          const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
+          // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
+          const int run_kb = kPromote > 0 ? kb % kPromote : kb;
+  #pragma unroll
+          for (int g = 0; g < kGroups; ++g) {
+            ptx::wgmma_fence();
+  #pragma unroll
+            for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
+              const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, g * PG, k16) : Op::mnmajor_step(BK, 0, k16);
+              const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
+  #pragma unroll
               for (int mi = 0; mi < MI; ++mi) {
-                ptx::fence_accumulators(acc[mi]);
-#pragma unroll
-                for (int i = 0; i < PG / 2; ++i) total[mi][g * (PG / 2) + i] += acc[mi][i];
+                const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
+                const uint32_t a_off =
+                    Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
+                const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
+                if constexpr (kFp8)
+                  ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
+                else
+                  ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
+                                                                                                (kb | k16) != 0);
               }
-            } else {
-              if (prev_held) {
-                ptx::wgmma_wait<1>();  // NOTE: release a stage only after the wgmmas reading it have completed.
-                if (lane == 0) ring.template release<CS>(prev_stage);
+            }
+            ptx::wgmma_commit();
+            if (g == 0) {
+              if constexpr (kDeferred)
+                if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
+              if constexpr (!Cfg::Epi::kIdentity)
+                if (kb == k_blocks - 1) {  // the epilogue's vectors, under this K block's MMAs
+                  prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
+                  if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, tc.m_end, N);
+                }
+            }
+            if constexpr (kPromote > 0) {
+              if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
+                // The run is complete: wait for its wgmmas, free its stages after the last group, add its sum into
+                // the group's columns of the fp32 total.
+                ptx::wgmma_wait<0>();
+                if (g == kGroups - 1) {
+                  if (lane == 0) {
+                    if (prev_held) ring.template release<CS>(prev_stage);
+                    ring.template release<CS>(pos.stage);
+                  }
+                  prev_held = false;
+                }
+  #pragma unroll
+                for (int mi = 0; mi < MI; ++mi) {
+                  ptx::fence_accumulators(acc[mi]);
+  #pragma unroll
+                  for (int i = 0; i < PG / 2; ++i) total[mi][g * (PG / 2) + i] += acc[mi][i];
+                }
+              } else {
+                if (prev_held) {
+                  ptx::wgmma_wait<1>();  // NOTE: release a stage only after the wgmmas reading it have completed.
+                  if (lane == 0) ring.template release<CS>(prev_stage);
+                }
+                prev_held = true;
+                prev_stage = pos.stage;
               }
-              prev_held = true;
-              prev_stage = pos.stage;
             }
           }
+          if constexpr (kPromote == 0) {
+            if (kb > 0) {
+              // NOTE: release a stage only after the wgmmas reading it have completed.
+              ptx::wgmma_wait<1>();
+              if (lane == 0) ring.template release<CS>(prev_stage);
+            }
+            prev_stage = pos.stage;
+          }
+          pos.advance();
         }
         if constexpr (kPromote == 0) {
-          if (kb > 0) {
-            // NOTE: release a stage only after the wgmmas reading it have completed.
-            ptx::wgmma_wait<1>();
-            if (lane == 0) ring.template release<CS>(prev_stage);
-          }
-          prev_stage = pos.stage;
+          ptx::wgmma_wait<0>();
+          if (lane == 0) ring.template release<CS>(prev_stage);
         }
-        pos.advance();
-      }
-      if constexpr (kPromote == 0) {
-        ptx::wgmma_wait<0>();
-        if (lane == 0) ring.template release<CS>(prev_stage);
       }
       if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
       ++tiles_done;

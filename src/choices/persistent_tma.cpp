@@ -450,12 +450,19 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
   const int cm = c.cluster_m, cn = c.cluster_n;
-  // grouped_mm: G groups of A's rows (the tuner's even split: total_M / G rows each), one matrix of output rows.
+  // grouped_mm: the M blocks of the groups of the representative routing (tuning_group_ends), one matrix of output
+  // rows.
   const bool grouped = p.op == Op::grouped_mm;
-  const double g = grouped ? double(p.batch) : 1.0;
-  const double rows = grouped ? std::ceil(double(p.m) / g) : double(p.m);
-  const double tiles =
-      std::ceil(rows / (c.bm * cm)) * std::ceil(double(p.n) / (c.bn * cn)) * double(p.batch);  // clusters'
+  double m_blocks = std::ceil(double(p.m) / (c.bm * cm)) * double(p.batch);
+  if (grouped) {
+    m_blocks = 0;
+    int64_t start = 0;
+    for (int32_t end : tuning_group_ends(p.m, p.batch)) {
+      m_blocks += std::ceil(double(end - start) / (c.bm * cm));
+      start = end;
+    }
+  }
+  const double tiles = m_blocks * std::ceil(double(p.n) / (c.bn * cn));  // clusters'
   const double waves = std::ceil(tiles / std::max(1, sms / (cm * cn)));
   const double useful = double(p.m) * double(p.n) * (grouped ? 1.0 : double(p.batch));
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tmagemm/options.hpp"
 #include "tmagemm/types.hpp"
@@ -108,5 +109,12 @@ GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const Ten
 // grouped_mm: a (total_M, K), b (G, K, N), offs (G) int32 (the cumulative end row of each group), out (total_M, N).
 GemmProblem make_grouped_mm_problem(const TensorView& a, const TensorView& b, const TensorView& offs,
                                     const TensorView& out);
+
+// grouped_mm's representative routing, which the tuner times and the heuristic scores (the user's offsets decide
+// nothing, and the tuning key holds the shape class, not the offsets): the M rows split unevenly, group g in
+// proportion to 0.5 + frac((g + 1) x 0.618...) (a golden-ratio sequence in [0.5, 1.5)), so that group sizes are no
+// multiple of any tile, as a router's are. (An even split made whole tiles of the larger tile shapes, and the tuner
+// chose a 512-row cluster tile that a real routing filled to 62 %.) Returns the G end rows; the last is M.
+std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups);
 
 }  // namespace tmagemm

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <mutex>
 #include <regex>
@@ -635,6 +636,23 @@ GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const Ten
   in.b = &b;
   in.out = &out;
   return build(in);
+}
+
+std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) {
+  std::vector<double> w(static_cast<std::size_t>(std::max<int64_t>(groups, 0)));
+  double total = 0;
+  for (std::size_t g = 0; g < w.size(); ++g) {
+    const double x = static_cast<double>(g + 1) * 0.6180339887498949;
+    w[g] = 0.5 + (x - std::floor(x));
+    total += w[g];
+  }
+  std::vector<int32_t> ends(w.size());
+  double sum = 0;
+  for (std::size_t g = 0; g < w.size(); ++g) {
+    sum += w[g];
+    ends[g] = g + 1 == w.size() ? static_cast<int32_t>(m) : static_cast<int32_t>(std::llround(sum / total * m));
+  }
+  return ends;
 }
 
 }  // namespace tmagemm

@@ -107,20 +107,12 @@ double relative_error(const std::vector<T>& got, const std::vector<double>& exac
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-// grouped_mm's tuning routing: group g ends at row (g + 1) * M / G (the rows split evenly; the user's offsets must
-// not decide anything either, and the tuning key holds the shape class, not the offsets).
-std::vector<int32_t> even_group_ends(const GemmProblem& p) {
-  std::vector<int32_t> ends(static_cast<std::size_t>(p.batch));
-  for (int64_t g = 0; g < p.batch; ++g) ends[g] = static_cast<int32_t>((g + 1) * p.m / p.batch);
-  return ends;
-}
-
 Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
   Samples s;
   // grouped_mm: samples (row, column) of the one output matrix; the "batch" of a sample is its row's group (the
   // matrix of B it multiplies; A and out have batch stride 0).
   const bool grouped = p.op == Op::grouped_mm;
-  const std::vector<int32_t> ends = grouped ? even_group_ends(p) : std::vector<int32_t>();
+  const std::vector<int32_t> ends = grouped ? tuning_group_ends(p.m, p.batch) : std::vector<int32_t>();
   const int64_t total = p.m * p.n * (grouped ? 1 : p.batch);
   s.n = static_cast<int>(std::min<int64_t>(kCheckSamples, total));
   std::vector<int> host(3 * static_cast<std::size_t>(s.n));
@@ -269,10 +261,10 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     sp.scale_a = static_cast<const float*>(scratch_scale_a->operand.data);
     sp.scale_b = static_cast<const float*>(scratch_scale_b->operand.data);
   }
-  // grouped_mm: scratch group ends, the rows split evenly.
+  // grouped_mm: scratch group ends, the representative uneven routing (tuning_group_ends).
   std::optional<DeviceMem> scratch_ends;
   if (p.op == Op::grouped_mm) {
-    const std::vector<int32_t> ends = even_group_ends(p);
+    const std::vector<int32_t> ends = tuning_group_ends(p.m, p.batch);
     scratch_ends.emplace(ends.size() * sizeof(int32_t));
     if (!ends.empty())
       runtime::check_cuda(cudaMemcpyAsync(scratch_ends->ptr, ends.data(), ends.size() * sizeof(int32_t),

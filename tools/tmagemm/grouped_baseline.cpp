@@ -13,7 +13,8 @@ namespace {
 
 void blas_check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(fmt::format("{}: {} ({})", what, cublasGetStatusName(status), cublasGetStatusString(status)));
+    throw std::runtime_error(
+        fmt::format("{}: {} ({})", what, cublasGetStatusName(status), cublasGetStatusString(status)));
 }
 
 }  // namespace
