@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -185,9 +186,13 @@ double sampled_error(const GemmProblem& p, const Samples& s, cudaStream_t stream
   return relative_error(got, s.exact);
 }
 
+// The modules each candidate's launches used, pinned until the tuning ends (jit/modules.hpp); the winner's are kept.
+using CandidateModules = std::map<const choices::Choice*, jit::ModuleUses>;
+
 // Enqueues a choice (the one place the tuner launches one; the test-only launch fault is injected here).
 void launch_choice(const choices::Choice& c, const GemmProblem& p, cudaStream_t stream, const Options& o,
-                   void* workspace) {
+                   void* workspace, CandidateModules& modules) {
+  jit::RecordModuleUses record(modules[&c]);
   runtime::inject_launch_fault(c.name());
   c.launch(p, stream, o, workspace);
 }
@@ -198,6 +203,13 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Tuned result;
+  // Once the tuning is over (errors included) and its candidates' modules are unpinned (`modules` goes first), the
+  // modules nobody won with are idle: the registry unloads those beyond its cap. Every scratch buffer below is freed
+  // on the way out too (DeviceMem).
+  struct TrimAfter {
+    ~TrimAfter() { jit::trim_idle_modules(); }
+  } trim_after;
+  CandidateModules modules;
 
   // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
   //    that candidate.
@@ -314,7 +326,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   auto time_once = [&](const choices::ChoicePtr& c) {
     flush_l2();
     runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-    launch_choice(*c, sp, stream, o, workspace.ptr);
+    launch_choice(*c, sp, stream, o, workspace.ptr, modules);
     runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
     runtime::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float ms = 0;
@@ -341,7 +353,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     }
     try {
       runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
-      launch_choice(*c, sp, stream, o, workspace.ptr);
+      launch_choice(*c, sp, stream, o, workspace.ptr, modules);
       runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
       const double err = sampled_error(sp, samples, stream);
       result.errors.push_back({c->name(), err});
@@ -393,7 +405,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
         for (int r = 0; r < 4; ++r) {
           flush_l2();
-          launch_choice(*measured.front().choice, sp, stream, o, workspace.ptr);
+          launch_choice(*measured.front().choice, sp, stream, o, workspace.ptr, modules);
         }
         runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
       }
@@ -443,6 +455,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       }
   result.margin = tie_margin(p);
   result.winner = in_order[pick_winner(entries, result.margin)];
+  modules[result.winner.get()].keep();  // the winner will run outside the tuning: its modules stay loaded
   return result;
 }
 
