@@ -155,18 +155,18 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
-// Times calls of M rows under `x` and `y` interleaved (L2 flushed before each), after 300 ms of the first: medians in
-// ms over at least 20 rounds and 200 ms of each.
+// Times calls of M rows under `x` and `y` interleaved (L2 flushed before each), after 200 ms of the first (the card's
+// sustained state): medians in ms over at least 10 rounds and 100 ms of each.
 std::pair<double, double> time_pair(const Buffers& buf, int64_t m, const Options& x, const Options& y, Flush& flush) {
   Events ev;
-  const auto heat_end = clock::now() + std::chrono::milliseconds(300);
+  const auto heat_end = clock::now() + std::chrono::milliseconds(200);
   while (clock::now() < heat_end) {
     for (int i = 0; i < 4; ++i) buf.mm(m, x);
     cuda_check(cudaDeviceSynchronize(), "heat");
   }
   std::vector<double> tx, ty;
   double sx = 0, sy = 0;
-  for (int round = 0; round < 2000 && (round < 20 || sx < 200 || sy < 200); ++round) {
+  for (int round = 0; round < 2000 && (round < 10 || sx < 100 || sy < 100); ++round) {
     flush(nullptr);
     cuda_check(cudaEventRecord(ev.e[0]), "cudaEventRecord");
     buf.mm(m, x);
