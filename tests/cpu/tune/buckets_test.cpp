@@ -88,6 +88,9 @@ TEST(MBucketKeys, EveryMOfABucketHasOneKey) {
       if (m == b.lo) EXPECT_NE(key, previous) << m;  // a new bucket, a new key
       previous = key;
       EXPECT_NE(key.find(m_key(b) + "x4096x14336x1"), std::string::npos) << key;
+      const Options o = Options::defaults_only();
+      EXPECT_EQ(database_key(test_support::fake_mm_problem(m, 4096, 14336, b_col), o, h200()),
+                database_key(test_support::fake_mm_problem(b.hi, 4096, 14336, b_col), o, h200()));
     }
   }
   const GemmProblem p = test_support::fake_mm_problem(3000, 4096, 4096);
@@ -211,6 +214,15 @@ TEST(MBucketApplicability, NoBucketStraddlesABackendBoundary) {
           ASSERT_FALSE(at_hi.empty()) << lo.describe();
           EXPECT_EQ(at_lo, at_hi) << to_string(kind.op) << " " << to_string(kind.in) << (b_col ? " rc " : " rr ") << n
                                   << "x" << k << " bucket " << m_key(b);
+          // What the tuner times for the bucket (from a call of its smallest M): each candidate can_implement both
+          // ends, so whichever wins is applicable at every M of the bucket.
+          const BucketTuning t = bucket_tuning(lo, o, h200());
+          ASSERT_EQ(t.problem.m, b.hi);
+          ASSERT_FALSE(t.candidates.empty());
+          for (const auto& c : t.candidates) {
+            EXPECT_EQ(c->can_implement(lo, h200()), "") << c->name() << " at M " << b.lo;
+            EXPECT_EQ(c->can_implement(hi, h200()), "") << c->name() << " at M " << b.hi;
+          }
           ++checked;
         }
     }
