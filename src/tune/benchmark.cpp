@@ -204,11 +204,16 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   const auto t0 = clock::now();
   Tuned result;
   // Once the tuning is over (errors included) and its candidates' modules are unpinned (`modules` goes first), the
-  // modules nobody won with are idle: the registry unloads those beyond its cap. Every scratch buffer below is freed
-  // on the way out too (DeviceMem).
+  // modules nobody won with are idle: the registry unloads those beyond its cap, after the stream has finished what
+  // the tuning enqueued (an error path may leave work in flight). Every scratch buffer below is freed on the way out
+  // too (DeviceMem).
   struct TrimAfter {
-    ~TrimAfter() { jit::trim_idle_modules(); }
-  } trim_after;
+    cudaStream_t stream;
+    ~TrimAfter() {
+      if (cudaStreamSynchronize(stream) != cudaSuccess) cudaGetLastError();
+      jit::trim_idle_modules();
+    }
+  } trim_after{o.stream};
   CandidateModules modules;
 
   // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
