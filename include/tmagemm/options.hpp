@@ -27,6 +27,8 @@ struct Options {
   bool allow_reduced_precision_reduction = false;  // TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION=0|1 (see above)
   std::string choice_regex;                // TMAGEMM_CHOICE_REGEX=<ECMAScript regex on choice names>
   int sm_carveout = 0;                     // TMAGEMM_SM_CARVEOUT=<int >= 0>
+  bool m_buckets = true;                   // TMAGEMM_M_BUCKETS=0|1: the tuning key holds M by bucket (README "Shape
+                                           // buckets"; one tuning serves every M of a bucket); 0: M exact
 
   // Defaults, then TMAGEMM_* environment variables on top. A malformed value throws
   // Error(invalid_argument) naming the variable.

@@ -3,5 +3,6 @@
 #include "tmagemm/error.hpp"
 #include "tmagemm/options.hpp"
 #include "tmagemm/ops.hpp"
+#include "tmagemm/tuning.hpp"
 #include "tmagemm/types.hpp"
 #include "tmagemm/version.hpp"

@@ -88,7 +88,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
               // Error(invalid_argument) naming it)
   if (!h.is_none()) {
     nb::tuple t = nb::borrow<nb::tuple>(h);
-    if (t.size() != 9) invalid("options: not an options description");
+    if (t.size() != 10) invalid("options: not an options description");
     auto flag = [&](std::size_t i, bool& field) {
       if (!t[i].is_none()) field = nb::cast<bool>(t[i]);
     };
@@ -101,6 +101,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
     flag(6, o.allow_reduced_precision_reduction);
     if (!t[7].is_none()) o.choice_regex = nb::cast<std::string>(t[7]);
     if (!t[8].is_none()) o.sm_carveout = nb::cast<int>(t[8]);
+    flag(9, o.m_buckets);
   }
   o.stream = reinterpret_cast<cudaStream_t>(stream);
   return o;
@@ -269,6 +270,22 @@ NB_MODULE(_C, m) {
     return std::make_tuple(removed.files.size(), removed.bytes, failures);
   });
   m.def("tuning_entries", &tuning_entries);
+  // The tuner's counters of this process and the loaded kernel modules (tmagemm::tuning_stats).
+  m.def("tuning_stats", [] {
+    const TuningStats s = tuning_stats();
+    nb::dict d;
+    d["memo_hits"] = s.memo_hits;
+    d["db_hits"] = s.db_hits;
+    d["db_misses"] = s.db_misses;
+    d["tuned"] = s.tuned;
+    d["cached_only_misses"] = s.cached_only_misses;
+    d["heuristic"] = s.heuristic;
+    d["modules_loaded"] = s.modules_loaded;
+    d["modules_kept"] = s.modules_kept;
+    d["modules_unloaded"] = s.modules_unloaded;
+    return d;
+  });
+  m.def("reset_tuning_stats", [] { reset_tuning_stats(); });
   m.def("clear_tuning", [] {
     const std::string path = tune::TuningDb::default_path();
     if (!std::filesystem::exists(path)) return std::size_t{0};

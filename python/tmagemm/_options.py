@@ -15,7 +15,8 @@ class Options:
     'heuristic' (no timing) or 'cached_only' (the tuning DB's winner, else the heuristic choice; never tunes).
     persistent_tma, fallback, cublaslt, skinny, pad_tma: allow or forbid a backend. allow_reduced_precision_reduction:
     as torch's allow_bf16_reduced_precision_reduction. choice_regex: only choices whose name matches (ECMAScript).
-    sm_carveout: leave that many SMs free."""
+    sm_carveout: leave that many SMs free. m_buckets: the tuning key holds M by shape bucket (one tuning serves every
+    M of a bucket; README "Shape buckets"); False keeps M exact."""
 
     tuning: str | None = None
     persistent_tma: bool | None = None
@@ -26,6 +27,7 @@ class Options:
     allow_reduced_precision_reduction: bool | None = None
     choice_regex: str | None = None
     sm_carveout: int | None = None
+    m_buckets: bool | None = None
 
     def __post_init__(self):
         from ._errors import InvalidArgumentError

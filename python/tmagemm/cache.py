@@ -62,3 +62,14 @@ def import_(source: str | Path) -> int:
     if not text.lstrip().startswith("{"):
         text = Path(source).read_text()
     return _C.import_tuning(text)
+
+
+def stats(reset: bool = False) -> dict:
+    """This process's tuner counters and kernel modules (tmagemm::tuning_stats): {'memo_hits', 'db_hits', 'db_misses',
+    'tuned', 'cached_only_misses', 'heuristic', 'modules_loaded', 'modules_kept', 'modules_unloaded'}. A serving
+    process in tuning='cached_only' never tunes: each shape it meets the first time is a database hit or a counted
+    miss that runs the heuristic choice. reset=True sets the counters to 0 after reading them."""
+    result = dict(_C.tuning_stats())
+    if reset:
+        _C.reset_tuning_stats()
+    return result

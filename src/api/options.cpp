@@ -125,6 +125,7 @@ Options::Options() {
   read_bool("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", allow_reduced_precision_reduction);
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);
+  read_bool("TMAGEMM_M_BUCKETS", m_buckets);
 }
 
 Options Options::defaults_only() { return Options(NoEnv{}); }

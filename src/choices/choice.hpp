@@ -66,6 +66,10 @@ using ChoicePtr = std::shared_ptr<const Choice>;
 struct Candidate {
   ChoicePtr choice;
   std::string reason;
+  // The reason is a tuning rule's (a backend's prune: dominated, set aside by the prescreen), not can_implement's, a
+  // switch's or the regex's: the choice can run the problem, the tuner only does not time it here. A tuning
+  // database winner is taken even so (it was timed on the shape bucket's representative M).
+  bool set_aside = false;
 };
 
 // One row of the per-backend on/off table (backend_switches()): the public Options member that enables the backend,

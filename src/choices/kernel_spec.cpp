@@ -75,6 +75,11 @@ int KernelLaunch::max_active_clusters(const char* what) const {
   const unsigned cluster = cfg_.numAttrs ? attr_[0].value.clusterDim.x : 1;
   using Key = std::tuple<CUfunction, unsigned, unsigned, unsigned, unsigned>;
   thread_local std::map<Key, int> known;
+  thread_local uint64_t epoch = 0;
+  if (const uint64_t now = jit::unload_epoch(); now != epoch) {  // an unloaded kernel's handle value may be reused
+    known.clear();
+    epoch = now;
+  }
   const Key key{fn_, cfg_.gridDimX, cfg_.blockDimX, cfg_.sharedMemBytes, cluster};
   if (auto it = known.find(key); it != known.end()) return it->second;
   int fit = 0;

@@ -54,33 +54,41 @@ jit::KernelSpec config_kernel_spec(std::string name, const char* header, const c
                                    const SmemCheck* smem = nullptr);
 
 // One backend's loaded kernels by a cheap key of its own (config address, dtypes, layouts, device, epilogue code): a
-// repeated launch renders and hashes no KernelSpec. Entries are never replaced (modules are never unloaded), so each
-// thread keeps a copy of those it has used and reads it without the lock. Use as a function-local static.
+// repeated launch renders and hashes no KernelSpec. Each thread keeps a copy of the entries it has used and reads it
+// without the lock. A module may be unloaded once no tuning uses it and it has never run outside one (jit/modules.hpp):
+// every get() asks jit::use() (one atomic load for a kept module), which pins or keeps the module for the launch that
+// follows, or says it is gone, and then the kernel is acquired again. Use as a function-local static.
 template <class Key>
 class KernelCache {
  public:
   template <class MakeSpec>
   CUfunction get(const Key& key, int device, std::size_t dynamic_smem_bytes, MakeSpec&& make_spec) {
-    thread_local std::map<std::pair<const KernelCache*, Key>, CUfunction> seen;
+    thread_local std::map<std::pair<const KernelCache*, Key>, jit::LoadedFunction> seen;
     const std::pair<const KernelCache*, Key> local{this, key};
-    if (auto it = seen.find(local); it != seen.end()) return it->second;
+    if (auto it = seen.find(local); it != seen.end()) {
+      if (jit::use(it->second)) return it->second.function;
+      seen.erase(it);  // unloaded since: acquire it again
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (auto it = loaded_.find(key); it != loaded_.end()) {
-        seen.emplace(local, it->second);
-        return it->second;
+        if (jit::use(it->second)) {
+          seen.insert_or_assign(local, it->second);
+          return it->second.function;
+        }
+        loaded_.erase(it);
       }
     }
-    CUfunction fn = jit::load(make_spec(), device, dynamic_smem_bytes);
+    const jit::LoadedFunction f = jit::acquire(make_spec(), device, dynamic_smem_bytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    fn = loaded_.emplace(key, fn).first->second;  // a racing thread's load may have won
-    seen.emplace(local, fn);
-    return fn;
+    loaded_.insert_or_assign(key, f);
+    seen.insert_or_assign(local, f);
+    return f.function;
   }
 
  private:
   std::mutex mutex_;
-  std::map<Key, CUfunction> loaded_;
+  std::map<Key, jit::LoadedFunction> loaded_;
 };
 
 // One launch of a loaded kernel: block (x only), dynamic shared memory, a cluster of `cluster` CTAs along x when it is

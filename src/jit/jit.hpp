@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "jit/modules.hpp"
+
 namespace tmagemm::jit {
 
 // What to compile: one instantiation of one kernel template.
@@ -54,13 +56,17 @@ std::string cache_key(const KernelSpec& spec, const std::string& arch);
 // verbose_resources adds --ptxas-options=-v and bypasses nothing else (log carries the report).
 Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_resources = false);
 
-// Compile (or fetch) and load on `device`; memoised per (key, device) for the life of the process.
-// The returned function has max dynamic shared memory set to `dynamic_smem_bytes` when > 48 KiB.
+// Compile (or fetch) and load on `device`; memoised per (key, device) in the module registry (modules.hpp), and kept
+// there for the life of the process. The returned function has max dynamic shared memory set to
+// `dynamic_smem_bytes` when > 48 KiB.
 CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes);
+// The same, as a LoadedFunction whose module is kept only once it is used outside a tuning (modules.hpp): a tuning
+// pins it, and once idle the registry may unload it. Holders ask jit::use() before each launch.
+LoadedFunction acquire(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes);
 
-// A backend's loaded kernels by a cheap key of its own (config, dtypes, layouts, device), so that a repeated launch
+// A few loaded support kernels by a cheap key of their own (element size, device, ...), so that a repeated launch
 // renders and hashes no KernelSpec: the first get() for a key calls make_spec() and load(); later ones return the
-// same function. Thread-safe; entries are never dropped (modules are never unloaded).
+// same function. Thread-safe; entries are never dropped (load() keeps their modules).
 template <class Key>
 class LoadedKernels {
  public:

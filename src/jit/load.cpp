@@ -1,15 +1,17 @@
 // load.cpp — compiled kernel -> CUfunction on a device's primary context, through driver entry points
-// (no libcuda link). Memoised per (cache key, device) for the life of the process; modules are never unloaded.
+// (no libcuda link). Every loaded kernel is one module in the process's module registry (modules.hpp): jit::load
+// keeps its module for the life of the process (its caller holds a raw CUfunction); jit::acquire hands out a
+// LoadedFunction whose module a tuning may leave idle and the registry may unload (callers ask jit::use first).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
 
 #include "jit/jit.hpp"
+#include "jit/modules.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 
@@ -18,21 +20,6 @@ namespace tmagemm::jit {
 namespace {
 
 constexpr std::size_t kDefaultDynamicSmemLimit = 48 * 1024;
-
-struct Loaded {
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  std::size_t max_dynamic_smem = 0;  // the largest value set through CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-};
-
-std::mutex& memo_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<std::pair<std::string, int>, Loaded>& memo() {
-  static auto* m = new std::map<std::pair<std::string, int>, Loaded>();  // leaked: outlives static destructors
-  return *m;
-}
 
 // Makes `device`'s primary context current on this thread; restores the previous device on exit.
 class DeviceScope {
@@ -53,8 +40,10 @@ class DeviceScope {
   int previous_ = -1;
 };
 
-void raise_smem_limit(Loaded& entry, std::size_t dynamic_smem_bytes) {
-  if (dynamic_smem_bytes <= kDefaultDynamicSmemLimit || dynamic_smem_bytes <= entry.max_dynamic_smem) return;
+void raise_smem_limit(ModuleEntry& entry, std::size_t dynamic_smem_bytes) {
+  if (dynamic_smem_bytes <= kDefaultDynamicSmemLimit) return;
+  std::lock_guard<std::mutex> lock(entry.smem_mutex);
+  if (dynamic_smem_bytes <= entry.max_dynamic_smem) return;
   runtime::check_cu(runtime::driver().func_set_attribute(entry.function,
                                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                           static_cast<int>(dynamic_smem_bytes)),
@@ -62,38 +51,46 @@ void raise_smem_limit(Loaded& entry, std::size_t dynamic_smem_bytes) {
   entry.max_dynamic_smem = dynamic_smem_bytes;
 }
 
+// The registry's unload: on the module's device (errors are ignored: the module is gone from the registry either way).
+void unload_module(CUmodule module, int device) {
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+  if (cudaSetDevice(device) == cudaSuccess) (void)runtime::driver().module_unload(module);
+  if (previous >= 0) (void)cudaSetDevice(previous);
+  cudaGetLastError();
+}
+
 }  // namespace
 
-CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes) {
+ModuleRegistry& module_registry() {
+  static auto* registry = new ModuleRegistry(&unload_module);  // leaked: outlives static destructors
+  return *registry;
+}
+
+LoadedFunction acquire(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes) {
   const std::string arch = runtime::device_info(device).arch();  // throws Error(cuda_error) for a bad device
-  const std::pair<std::string, int> memo_key(cache_key(spec, arch), device);
-  {
-    std::lock_guard<std::mutex> lock(memo_mutex());
-    auto it = memo().find(memo_key);
-    if (it != memo().end()) {
-      raise_smem_limit(it->second, dynamic_smem_bytes);
-      return it->second.function;
+  LoadedFunction f = module_registry().acquire(cache_key(spec, arch), device, [&] {
+    DeviceScope scope(device);
+    const Cubin cubin = compile(spec, arch);
+    const runtime::DriverApi& api = runtime::driver();
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    runtime::check_cu(api.module_load_data(&module, cubin.image.data()), "cuModuleLoadData");
+    const CUresult got = api.module_get_function(&function, module, cubin.lowered_name.c_str());
+    if (got != CUDA_SUCCESS) {
+      api.module_unload(module);
+      runtime::check_cu(got, ("cuModuleGetFunction(" + cubin.lowered_name + ")").c_str());
     }
-  }
+    return std::pair<CUmodule, CUfunction>(module, function);
+  });
+  raise_smem_limit(*f.module, dynamic_smem_bytes);
+  return f;
+}
 
-  // Not loaded yet: compile and load without holding the lock (compiles take seconds; other kernels and
-  // devices must not wait). Two threads racing here both load; the loser unloads its module.
-  DeviceScope scope(device);
-  const Cubin cubin = compile(spec, arch);
-  const runtime::DriverApi& api = runtime::driver();
-  Loaded fresh;
-  runtime::check_cu(api.module_load_data(&fresh.module, cubin.image.data()), "cuModuleLoadData");
-  const CUresult got = api.module_get_function(&fresh.function, fresh.module, cubin.lowered_name.c_str());
-  if (got != CUDA_SUCCESS) {
-    api.module_unload(fresh.module);
-    runtime::check_cu(got, ("cuModuleGetFunction(" + cubin.lowered_name + ")").c_str());
-  }
-
-  std::lock_guard<std::mutex> lock(memo_mutex());
-  auto [it, inserted] = memo().emplace(memo_key, fresh);
-  if (!inserted) api.module_unload(fresh.module);
-  raise_smem_limit(it->second, dynamic_smem_bytes);
-  return it->second.function;
+CUfunction load(const KernelSpec& spec, int device, std::size_t dynamic_smem_bytes) {
+  const LoadedFunction f = acquire(spec, device, dynamic_smem_bytes);
+  module_registry().keep(f);  // the caller holds a raw CUfunction: never unloaded
+  return f.function;
 }
 
 }  // namespace tmagemm::jit

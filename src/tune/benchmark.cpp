@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -177,9 +178,13 @@ double sampled_error(const GemmProblem& p, const Samples& s, cudaStream_t stream
   return relative_error(got, s.exact);
 }
 
+// The modules each candidate's launches used, pinned until the tuning ends (jit/modules.hpp); the winner's are kept.
+using CandidateModules = std::map<const choices::Choice*, jit::ModuleUses>;
+
 // Enqueues a choice (the one place the tuner launches one; the test-only launch fault is injected here).
 void launch_choice(const choices::Choice& c, const GemmProblem& p, cudaStream_t stream, const Options& o,
-                   void* workspace) {
+                   void* workspace, CandidateModules& modules) {
+  jit::RecordModuleUses record(modules[&c]);
   runtime::inject_launch_fault(c.name());
   c.launch(p, stream, o, workspace);
 }
@@ -190,6 +195,18 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Tuned result;
+  // Once the tuning is over (errors included) and its candidates' modules are unpinned (`modules` goes first), the
+  // modules nobody won with are idle: the registry unloads those beyond its cap, after the stream has finished what
+  // the tuning enqueued (an error path may leave work in flight). Every scratch buffer below is freed on the way out
+  // too (DeviceMem).
+  struct TrimAfter {
+    cudaStream_t stream;
+    ~TrimAfter() {
+      if (cudaStreamSynchronize(stream) != cudaSuccess) cudaGetLastError();
+      jit::trim_idle_modules();
+    }
+  } trim_after{o.stream};
+  CandidateModules modules;
 
   // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
   //    that candidate.
@@ -306,7 +323,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   auto time_once = [&](const choices::ChoicePtr& c) {
     flush_l2();
     runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-    launch_choice(*c, sp, stream, o, workspace.ptr);
+    launch_choice(*c, sp, stream, o, workspace.ptr, modules);
     runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
     runtime::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
     float ms = 0;
@@ -333,7 +350,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     }
     try {
       runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
-      launch_choice(*c, sp, stream, o, workspace.ptr);
+      launch_choice(*c, sp, stream, o, workspace.ptr, modules);
       runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
       const double err = sampled_error(sp, samples, stream);
       result.errors.push_back({c->name(), err});
@@ -385,7 +402,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       while (std::chrono::duration<double>(clock::now() - heat_start).count() < heat_s) {
         for (int r = 0; r < 4; ++r) {
           flush_l2();
-          launch_choice(*measured.front().choice, sp, stream, o, workspace.ptr);
+          launch_choice(*measured.front().choice, sp, stream, o, workspace.ptr, modules);
         }
         runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(heat)");
       }
@@ -435,6 +452,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       }
   result.margin = tie_margin(p);
   result.winner = in_order[pick_winner(entries, result.margin)];
+  modules[result.winner.get()].keep();  // the winner will run outside the tuning: its modules stay loaded
   return result;
 }
 

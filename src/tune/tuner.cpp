@@ -21,8 +21,10 @@
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "tmagemm/error.hpp"
+#include "tmagemm/tuning.hpp"
 #include "tmagemm/version.hpp"
 #include "tune/benchmark.hpp"
+#include "tune/buckets.hpp"
 #include "tune/tuning_db.hpp"
 
 namespace tmagemm::tune {
@@ -41,7 +43,7 @@ struct MemoKey {
   int64_t m, n, k, batch;
   int tuning, carveout;
   unsigned backends_off;  // bit i: row i of choices::backend_switches() is off
-  bool reduced;
+  bool reduced, m_buckets;
   int bias_kind, act, scale_kind;
   unsigned epilogue_bits;  // epilogue_class
   bool fast_accum;
@@ -58,6 +60,7 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.b_major) << 36 | static_cast<uint64_t>(k.out_major) << 40 |
         static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
         static_cast<uint64_t>(k.fast_accum) << 54 | static_cast<uint64_t>(k.reduced) << 55 |
+        static_cast<uint64_t>(k.m_buckets) << 63 |
         static_cast<uint64_t>(k.backends_off) << 56);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
@@ -74,6 +77,13 @@ struct MemoKeyHash {
 
 std::mutex g_memo_mutex;
 std::unordered_map<MemoKey, choices::ChoicePtr, MemoKeyHash> g_memo;
+
+// How choose() answered (tmagemm::tuning_stats).
+struct Counters {
+  std::atomic<uint64_t> memo_hits{0}, db_hits{0}, db_misses{0}, tuned{0}, cached_only_misses{0}, heuristic{0};
+};
+Counters g_counters;
+void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 
 // Row alignment class: 2 = rows on 128-byte boundaries, 1 = on 32-byte (sector) boundaries, 0 = neither. TMA
 // speed differs between the classes (docs/perf-notes.md), so a winner is never shared across them.
@@ -122,6 +132,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  p.k,                            p.batch,
                  static_cast<int>(o.tuning),     o.sm_carveout,
                  backends_off(o),                o.allow_reduced_precision_reduction,
+                 o.m_buckets,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  epilogue_class(p),
@@ -254,9 +265,13 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
     for (const auto& c : backend.enumerate(p, dev, o)) consider(c, off);
   }
   // Each backend's tuning rules over every candidate, in backends() order: the persistent-TMA twin domination and
-  // prescreen, then the fallback's set-aside on large problems (see each backend's prune for why).
+  // prescreen, then the fallback's set-aside on large problems (see each backend's prune for why). What they set
+  // aside can still run the problem (Candidate::set_aside).
+  std::vector<bool> before(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) before[i] = out[i].reason.empty();
   for (const auto& backend : choices::backends())
     if (backend.prune) backend.prune(p, dev, o, out);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].set_aside = before[i] && !out[i].reason.empty();
   {
     std::lock_guard<std::mutex> lock(g_extra_mutex);
     for (const auto& c : g_extra) consider(c, nullptr);
@@ -272,12 +287,12 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
 
 std::string tuning_key(const GemmProblem& p) { return tuning_key(p, runtime::device_info(p.device)); }
 
-std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d) {
-  // grouped_mm: the shape class (total M rounded up to a power of two), so that a new routing of the same tokens,
-  // or a few more of them, does not tune again; the offsets are never part of the key.
-  int64_t m_class = p.m;
-  if (p.op == Op::grouped_mm)
-    for (m_class = 1; m_class < p.m;) m_class *= 2;
+std::string tuning_key(const GemmProblem& p, const runtime::DeviceInfo& d, bool m_buckets) {
+  // M by shape bucket (buckets.hpp, m_bucket: exact up to 16, then one bucket per skinny row padding, then quarter
+  // octaves; grouped_mm's total M by power of two, so that a new routing of the same tokens, or a few more of them,
+  // does not tune again: the offsets are never part of the key). A winner stored under the key was tuned on the
+  // bucket's largest M and applies to every M of it (choose()). "lo..hi" in the key; a bare number when exact.
+  const std::string m_class = m_key(bucket_of(p, m_buckets));
   std::string epilogue = "none";
   if (p.op == Op::addmm || p.op == Op::scaled_mm)
     epilogue = fmt::format("bias{}-act{}-scale{}-fast{}-e{}", static_cast<int>(p.bias_kind), to_string(p.act),
@@ -326,11 +341,67 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o) {
   return choose(p, o, runtime::device_info(p.device));
 }
 
+namespace {
+
+// The candidate named `name` when it can run `p` (applicable, or only set aside by a tuning rule), else null.
+choices::ChoicePtr runnable(const std::vector<Candidate>& cands, const std::string& name) {
+  for (const auto& c : cands)
+    if (c.choice->name() == name && (c.reason.empty() || c.set_aside)) return c.choice;
+  return nullptr;
+}
+
+// bucket_tuning (tuner.hpp) on the call's own enumeration. Applicability changes with M only at thresholds
+// (skinny's 64 rows, extents of 2^31), which the bucket rule keeps off bucket interiors, so both ends stand for every
+// M between.
+BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
+                           const std::vector<Candidate>& cands, const std::vector<choices::ChoicePtr>& usable) {
+  BucketTuning t{bucket_of(p, o.m_buckets), p, {}};
+  if (t.bucket.exact()) {
+    t.candidates = usable;
+    return t;
+  }
+  t.problem = with_m(p, t.bucket.hi);
+  const auto at_rep = enumerate(t.problem, o, dev);
+  const auto at_lo = t.bucket.lo == p.m ? cands : enumerate(with_m(p, t.bucket.lo), o, dev);
+  for (const auto& c : at_rep)
+    if (c.reason.empty() && runnable(at_lo, c.choice->name()) && runnable(cands, c.choice->name()))
+      t.candidates.push_back(c.choice);
+  // NOTE: not reached by the shapes the rule was checked on (tests/cpu/tune/buckets_test.cpp); should a bucket have
+  // no choice for both ends, the call's own M is tuned and its winner stored for the bucket: another M of the bucket
+  // that it cannot run then finds no runnable winner and is tuned in turn.
+  if (t.candidates.empty()) {
+    t.problem = p;
+    t.candidates = usable;
+  }
+  return t;
+}
+
+// cached_only: one autotune line per hit or miss (each problem once per process: the in-memory map remembers it).
+void log_cached_only(const GemmProblem& p, const std::string& key, bool hit, const choices::Choice* chosen) {
+  if (!runtime::log_enabled("autotune")) return;
+  fmt::print(stderr, "AUTOTUNE cached_only {} {}: {} {} (key {})\n", hit ? "hit" : "miss", p.describe(),
+             hit ? "runs the tuned winner" : "not tuned, runs the heuristic choice",
+             chosen ? chosen->name() : std::string("(none)"), key);
+}
+
+}  // namespace
+
+BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
+  const auto cands = enumerate(p, o, dev);
+  std::vector<choices::ChoicePtr> usable;
+  for (const auto& c : cands)
+    if (c.reason.empty()) usable.push_back(c.choice);
+  return bucket_tuning(p, o, dev, cands, usable);
+}
+
 choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   MemoKey mkey = memo_key(p, o, dev);
   {
     std::lock_guard<std::mutex> lock(g_memo_mutex);
-    if (auto it = g_memo.find(mkey); it != g_memo.end()) return it->second;
+    if (auto it = g_memo.find(mkey); it != g_memo.end()) {
+      count(g_counters.memo_hits);
+      return it->second;
+    }
   }
   const std::string key = database_key(p, o, dev);
   const auto cands = enumerate(p, o, dev);
@@ -345,9 +416,8 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   choices::ChoicePtr chosen;
   if (o.tuning != Tuning::heuristic) {
     const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
-    if (rec)
-      for (const auto& c : usable)
-        if (c->name() == rec->winner) chosen = c;
+    if (rec) chosen = runnable(cands, rec->winner);  // tuned on the bucket's representative: may be set aside here
+    count(chosen ? g_counters.db_hits : g_counters.db_misses);
   }
   if (!chosen && o.tuning == Tuning::benchmark) {
     if (runtime::stream_capturing(o.stream)) {
@@ -362,11 +432,21 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                    "AUTOTUNE {}: called during a CUDA graph capture, not tuned; runs the heuristic choice {} "
                    "(tuned at the first call outside a capture)\n",
                    p.describe(), chosen ? chosen->name() : std::string("(none)"));
+      count(g_counters.heuristic);
       if (chosen) return chosen;
     } else {
-      const Tuned t = benchmark(p, o, usable);
-      chosen = t.winner;
-      if (runtime::log_enabled("autotune")) print_autotune(p, t, usable.size());
+      const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
+      const Tuned t = benchmark(bt.problem, o, bt.candidates);
+      count(g_counters.tuned);
+      chosen = runnable(cands, t.winner->name());  // the call's own enumeration of the winner
+      if (!chosen) chosen = t.winner;
+      if (runtime::log_enabled("autotune")) {
+        if (!bt.bucket.exact())
+          fmt::print(stderr, "AUTOTUNE bucket M {}: tuned on M = {} for the call's M = {} ({} of {} candidates run "
+                     "every M of the bucket)\n", m_key(bt.bucket), bt.problem.m, p.m, bt.candidates.size(),
+                     usable.size());
+        print_autotune(bt.problem, t, bt.candidates.size());
+      }
       with_database(
           [&](TuningDb& db) {
             db.put(key, TuningRecord{t.winner->name(), t.timings, now_iso8601_utc()});
@@ -375,7 +455,13 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
           false);
     }
   }
-  if (!chosen) chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
+  const bool tuned_or_stored = chosen != nullptr;
+  if (!chosen) {
+    chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
+    count(g_counters.heuristic);
+    if (o.tuning == Tuning::cached_only) count(g_counters.cached_only_misses);
+  }
+  if (o.tuning == Tuning::cached_only) log_cached_only(p, key, tuned_or_stored, chosen.get());
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
   return chosen;
@@ -396,7 +482,7 @@ void report_failure(const GemmProblem& p, const Options& o, const choices::Choic
 
 std::string database_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   const std::string filters = filter_signature(o);
-  return tuning_key(p, dev) + (filters.empty() ? "" : "|" + filters);
+  return tuning_key(p, dev, o.m_buckets) + (filters.empty() ? "" : "|" + filters);
 }
 
 Known known(const GemmProblem& p, const Options& o) {
@@ -430,3 +516,28 @@ void forget_in_memory() {
 }
 
 }  // namespace tmagemm::tune
+
+namespace tmagemm {
+
+TuningStats tuning_stats() {
+  TuningStats s;
+  s.memo_hits = tune::g_counters.memo_hits.load(std::memory_order_relaxed);
+  s.db_hits = tune::g_counters.db_hits.load(std::memory_order_relaxed);
+  s.db_misses = tune::g_counters.db_misses.load(std::memory_order_relaxed);
+  s.tuned = tune::g_counters.tuned.load(std::memory_order_relaxed);
+  s.cached_only_misses = tune::g_counters.cached_only_misses.load(std::memory_order_relaxed);
+  s.heuristic = tune::g_counters.heuristic.load(std::memory_order_relaxed);
+  const jit::ModuleCounts m = jit::module_counts();
+  s.modules_loaded = m.loaded;
+  s.modules_kept = m.kept;
+  s.modules_unloaded = m.unloaded;
+  return s;
+}
+
+void reset_tuning_stats() {
+  for (auto* c : {&tune::g_counters.memo_hits, &tune::g_counters.db_hits, &tune::g_counters.db_misses,
+                  &tune::g_counters.tuned, &tune::g_counters.cached_only_misses, &tune::g_counters.heuristic})
+    c->store(0, std::memory_order_relaxed);
+}
+
+}  // namespace tmagemm

@@ -2,12 +2,14 @@
 // can_implement, choice_regex), then by Options::tuning
 //   benchmark   : in-memory map -> tuning DB -> precompile all candidates in parallel, check (accuracy floor) and
 //                 time each on the tuner's own scratch inputs and output, keep the fastest one that passed, store
-//                 it in the DB. During a CUDA graph capture of the stream: the heuristic choice, untimed and not
+//                 it in the DB. The DB key holds M by shape bucket (buckets.hpp): a bucket is timed once, on its
+//                 largest M, among the candidates that can run every M of it, and its winner serves each of them. During a CUDA graph capture of the stream: the heuristic choice, untimed and not
 //                 remembered (the autotune log says so once per problem);
 //   heuristic   : a documented rule (heuristic_choice: a backend's pick, else the best Choice::heuristic_score, else
 //                 the first applicable choice), no GPU timing;
-//   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks.
-// TMAGEMM_LOG=autotune prints an AUTOTUNE table per tuned problem.
+//   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks (a serving process: a miss costs an
+//                 enumeration and a DB read, and is counted, tmagemm::tuning_stats).
+// TMAGEMM_LOG=autotune prints an AUTOTUNE table per tuned problem, and in cached_only mode one line per hit or miss.
 #pragma once
 #include <optional>
 #include <string>
@@ -16,6 +18,7 @@
 #include "choices/choice.hpp"
 #include "problem/problem.hpp"
 #include "tmagemm/options.hpp"
+#include "tune/buckets.hpp"
 
 namespace tmagemm::tune {
 
@@ -31,12 +34,24 @@ std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& opti
 std::vector<Candidate> enumerate(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 
 // The tuning-database key of a problem on its device (device, SMs, cc, driver, library version, op, dtypes,
-// layouts, extents, alignment class, epilogue signature).
+// layouts, extents with M by shape bucket (buckets.hpp; exact with m_buckets false), alignment class, epilogue
+// signature).
 std::string tuning_key(const GemmProblem& problem);
-std::string tuning_key(const GemmProblem& problem, const runtime::DeviceInfo& device);
+std::string tuning_key(const GemmProblem& problem, const runtime::DeviceInfo& device, bool m_buckets = true);
 // The tuning database's key for a problem under `options`: tuning_key plus the filters (backend flags, regex,
 // carveout) when they are not the defaults, so a filtered tuning never answers for an unfiltered call.
 std::string database_key(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
+
+// What a benchmark-mode tuning of `problem` times: for a shape bucket, the bucket's largest M (its representative) and
+// the candidates that may win for the whole bucket: applicable and kept by the tuning rules at the representative,
+// and able to run (applicable or only set aside) the bucket's smallest M and the problem's own M. For an exact key:
+// the problem and its applicable candidates.
+struct BucketTuning {
+  MBucket bucket;
+  GemmProblem problem;
+  std::vector<choices::ChoicePtr> candidates;
+};
+BucketTuning bucket_tuning(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 
 // The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
 choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);

@@ -73,3 +73,15 @@ def test_kernel_files_are_counted_and_removed(cache_dir):
     result = cache.clear(kernels=True, tuning=False)
     assert result["cubins"] == 2 and result["cubin_bytes"] == 128
     assert sorted(p.name for p in kdir.iterdir()) == ["cccc.cubin.tmp.1.2.3"]
+
+
+def test_stats_are_this_process_counters():
+    # No GPU needed: the counters exist from the start, and reset sets the call counters to 0.
+    s = cache.stats()
+    for key in ("memo_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic", "modules_loaded",
+                "modules_kept", "modules_unloaded"):
+        assert isinstance(s[key], int) and s[key] >= 0, key
+    assert s["modules_kept"] <= s["modules_loaded"]
+    cache.stats(reset=True)
+    after = cache.stats()
+    assert all(after[k] == 0 for k in ("memo_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic"))

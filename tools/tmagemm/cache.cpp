@@ -1,6 +1,8 @@
-// cache.cpp — `tmagemm cache ls|clear|export|import`: the kernel cache (<cache dir>/kernels/*.cubin) and the
-// tuning database (<cache dir>/tuning.sqlite). No GPU needed. The cache dir follows TMAGEMM_CACHE_DIR.
+// cache.cpp — `tmagemm cache ls|clear|export|import|stats`: the kernel cache (<cache dir>/kernels/*.cubin) and the
+// tuning database (<cache dir>/tuning.sqlite). No GPU needed, except for `stats --model` (the keys hold the GPU's
+// model). The cache dir follows TMAGEMM_CACHE_DIR.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,14 +12,21 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "common.hpp"
 #include "jit/jit.hpp"
+#include "runtime/device.hpp"
+#include "tmagemm/error.hpp"
+#include "tmagemm/options.hpp"
+#include "tune/model.hpp"
+#include "tune/tuner.hpp"
 #include "tune/tuning_db.hpp"
 
 namespace tmagemm::cli {
@@ -151,6 +160,69 @@ int run_import(const std::string& file) {
   return 0;
 }
 
+// The fields of a tuning key (tune::tuning_key): device|SMs|cc|driver|version|op|types|layouts|extents|...
+std::vector<std::string> key_fields(const std::string& key) {
+  std::vector<std::string> f;
+  std::size_t start = 0;
+  for (std::size_t bar; (bar = key.find('|', start)) != std::string::npos; start = bar + 1)
+    f.push_back(key.substr(start, bar - start));
+  f.push_back(key.substr(start));
+  return f;
+}
+
+// The tuning database by GPU and op, bucketed (M "lo..hi") or exact; with a model file, which of its shape buckets
+// the database holds for `device` (exit status 1 when one is missing: a cached_only serving process would run the
+// heuristic choice there).
+int run_stats(const std::string& model_file, int device) {
+  std::optional<tune::Model> model;
+  if (!model_file.empty()) {  // checked before the database is read
+    std::ifstream in(model_file, std::ios::binary);
+    if (!in) throw Error(ErrorCode::invalid_argument, fmt::format("--model: cannot read {}", model_file));
+    model = tune::parse_model(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                              model_file);
+  }
+  const std::string path = tune::TuningDb::default_path();
+  if (!fs::exists(path)) {
+    fmt::print("tuning DB:    {} (none yet)\n", path);
+    if (model) fmt::print("every bucket of {} is missing\n", model_file);
+    return model ? 1 : 0;
+  }
+  tune::TuningDb db(path);
+  const auto entries = db.list();
+  fmt::print("tuning DB:    {} ({})\n", path, count_string(entries.size(), "entry"));
+  std::map<std::string, std::pair<std::size_t, std::size_t>> by;  // "GPU op" -> (bucketed, exact)
+  for (const auto& [key, record] : entries) {
+    const auto f = key_fields(key);
+    if (f.size() < 9) continue;
+    auto& [bucketed, exact] = by[fmt::format("{} ({}) {}", f[0], f[1], f[5])];
+    (f[8].find("..") != std::string::npos ? bucketed : exact) += 1;
+  }
+  for (const auto& [what, n] : by) fmt::print("  {:<48} {:>6} bucketed, {:>6} exact M\n", what, n.first, n.second);
+  if (!model) return 0;
+
+  if (runtime::device_count() == 0)
+    throw Error(ErrorCode::invalid_argument, "cache stats --model needs the GPU the keys are for (no CUDA device)");
+  const runtime::DeviceInfo& dev = runtime::device_info(device);
+  const Options options;  // the serving process's filters come from the same TMAGEMM_* variables
+  std::size_t found = 0, missing = 0;
+  std::map<std::size_t, std::vector<std::string>> missing_by_weight;
+  for (const tune::ModelJob& job : tune::model_jobs(*model)) {
+    const GemmProblem p = tune::model_problem(model->weights[job.weight], job.bucket.hi, device);
+    if (db.get(tune::database_key(p, options, dev))) {
+      ++found;
+    } else {
+      ++missing;
+      missing_by_weight[job.weight].push_back(tune::m_key(job.bucket));
+    }
+  }
+  fmt::print("model {} on {} (device {}): {} of {} shape buckets in the tuning DB\n", model_file, dev.name, device,
+             found, found + missing);
+  for (const auto& [w, buckets] : missing_by_weight)
+    fmt::print("  {} ({}): missing M {}\n", model->weights[w].name, model->weights[w].describe(),
+               fmt::format("{}", fmt::join(buckets, ", ")));
+  return missing ? 1 : 0;
+}
+
 }  // namespace
 
 void add_cache(CLI::App& app, Action& action) {
@@ -184,6 +256,15 @@ void add_cache(CLI::App& app, Action& action) {
   auto in = std::make_shared<std::string>();
   imp->add_option("FILE", *in, "input file (- for standard input)")->required();
   imp->callback([&action, in] { action = [in] { return run_import(*in); }; });
+
+  CLI::App* stats = cache->add_subcommand(
+      "stats", "Count the tuning DB entries by GPU and op (bucketed or exact M); with --model FILE, which of the "
+               "model's shape buckets are tuned for this GPU (exit status 1 when one is missing)");
+  auto model = std::make_shared<std::string>();
+  auto device = std::make_shared<int>(0);
+  stats->add_option("--model", *model, "a model file of `tmagemm tune --model` (needs the GPU: keys hold its model)");
+  stats->add_option("--device", *device, "CUDA device index (with --model)")->capture_default_str();
+  stats->callback([&action, model, device] { action = [model, device] { return run_stats(*model, *device); }; });
 }
 
 }  // namespace tmagemm::cli

@@ -1,6 +1,8 @@
 // tune.cpp — `tmagemm tune`: tunes mm for shapes given as a suite name or "MxNxK[:layout],..." — every
 // applicable choice is precompiled, checked and timed by the library's tuner (Options::tuning = benchmark)
-// and the winner is stored in the tuning database. Progress on stderr; a table of winners on stdout.
+// and the winner is stored in the tuning database. Progress on stderr; a table of winners on stdout. The other modes
+// (a model file, the bucket sweep, the serving loop) are in tune_model.cpp and tune_sweep.cpp; this file registers
+// them all.
 #include <fmt/core.h>
 
 #include <chrono>
@@ -10,6 +12,7 @@
 
 #include "common.hpp"
 #include "runtime/device.hpp"
+#include "tune_modes.hpp"
 #include "suites.hpp"
 #include "tmagemm/ops.hpp"
 #include "tmagemm/options.hpp"
@@ -87,13 +90,65 @@ int run_tune(const TuneOptions& opt) {
 }  // namespace
 
 void add_tune(CLI::App& app, Action& action) {
-  CLI::App* sub = app.add_subcommand("tune", "Tune mm for a suite or given shapes and store the winners");
+  CLI::App* sub = app.add_subcommand(
+      "tune", "Tune mm for a suite or given shapes, or every shape bucket of a model file (--model), and store the "
+              "winners; measure shape buckets (--sweep, --serve)");
   auto opt = std::make_shared<TuneOptions>();
-  sub->add_option("shapes", opt->shapes, "A suite name (llm, square, decode, ...) or \"MxNxK[:layout],...\"")
+  auto model = std::make_shared<ModelRun>();
+  auto sweep = std::make_shared<SweepRun>();
+  auto serve = std::make_shared<ServeRun>();
+  auto m_list = std::make_shared<std::string>();
+  auto json = std::make_shared<std::string>();
+  auto* shapes = sub->add_option("shapes", opt->shapes, "A suite name (llm, square, decode, ...) or \"MxNxK[:layout],...\"")
+                     ->capture_default_str();
+  sub->add_option("--dtype", opt->dtype, "Input/output dtype (shapes, --sweep, --serve)")
+      ->check(CLI::IsMember({"bf16", "f16"}))
       ->capture_default_str();
-  sub->add_option("--dtype", opt->dtype, "Input/output dtype")->check(CLI::IsMember({"bf16", "f16"}))->capture_default_str();
   sub->add_option("--device", opt->device, "CUDA device index")->capture_default_str();
-  sub->callback([&action, opt] { action = [opt] { return run_tune(*opt); }; });
+  auto* model_opt = sub->add_option("--model", model->file,
+                                    "Tune every shape bucket of a model file's M range for each weight (JSON; README "
+                                    "\"Offline tuning\"); a progress bar and ETA on stderr");
+  sub->add_option("--devices", model->devices, "--model: the GPUs to spread the buckets over: \"all\" or a list "
+                                               "\"0,1\" (one worker process per GPU)")
+      ->capture_default_str();
+  sub->add_option("--workers", model->workers, "--model: worker processes (default one per device; more than the "
+                                               "devices share them round-robin)")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--worker", model->worker, "(internal) this process is worker I/N of a --model run")
+      ->group("");
+  auto* sweep_opt = sub->add_option("--sweep", sweep->pairs,
+                                    "Bucketed against exact per-M tuning for weights \"NxK[:rr|rc],...\" on the M "
+                                    "values of --m: both winners timed at each M, geomean of the ratio");
+  auto* serve_opt = sub->add_option("--serve", serve->pairs,
+                                    "A cached_only serving loop over weights \"NxK[:rr|rc],...\" with M drawn from "
+                                    "--m: host time per call, throughput against exact per-M tuning");
+  sub->add_option("--m", *m_list, fmt::format("--sweep, --serve: the M values (default {})", kDefaultSweep));
+  sub->add_option("--calls", serve->calls, "--serve: calls per loop")->check(CLI::Range(1, 1000000))->capture_default_str();
+  sub->add_option("--seed", serve->seed, "--serve: seed of the M sequence")->capture_default_str();
+  sub->add_option("--json", *json, "--sweep, --serve: also write the results to this JSON file");
+  model_opt->excludes(sweep_opt)->excludes(serve_opt)->excludes(shapes);
+  sweep_opt->excludes(serve_opt)->excludes(shapes);
+  serve_opt->excludes(shapes);
+  sub->callback([&action, opt, model, sweep, serve, m_list, json, model_opt, sweep_opt, serve_opt] {
+    if (model_opt->count()) {
+      model->device = opt->device;
+      action = [model] { return run_model(*model); };
+    } else if (sweep_opt->count()) {
+      sweep->m_list = *m_list;
+      sweep->dtype = opt->dtype;
+      sweep->json = *json;
+      sweep->device = opt->device;
+      action = [sweep] { return run_sweep(*sweep); };
+    } else if (serve_opt->count()) {
+      serve->m_list = *m_list;
+      serve->dtype = opt->dtype;
+      serve->json = *json;
+      serve->device = opt->device;
+      action = [serve] { return run_serve(*serve); };
+    } else {
+      action = [opt] { return run_tune(*opt); };
+    }
+  });
 }
 
 }  // namespace tmagemm::cli

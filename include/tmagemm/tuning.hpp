@@ -1,0 +1,30 @@
+// tmagemm/tuning.hpp — what the tuner has done in this process: how the calls' problems were answered (the
+// in-memory map, the tuning database, a tuning, the heuristic) and how many kernel modules are loaded. A serving
+// process in Options::tuning = cached_only never tunes: its misses run the heuristic choice and are counted here
+// (TMAGEMM_LOG=autotune prints one line per hit or miss too). Counters start at 0 with the process.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tmagemm {
+
+struct TuningStats {
+  uint64_t memo_hits = 0;           // calls whose problem this process had seen before (the in-memory map)
+  uint64_t db_hits = 0;             // first calls of a problem answered by the tuning database
+  uint64_t db_misses = 0;           // first calls of a problem the database could not answer (no usable winner for
+                                    // its key, or the database unavailable); benchmark and cached_only modes
+  uint64_t tuned = 0;               // tunings run (benchmark mode, after a miss)
+  uint64_t cached_only_misses = 0;  // cached_only misses: the heuristic choice ran instead of a tuned winner
+  uint64_t heuristic = 0;           // first calls that ran the heuristic choice (heuristic mode, cached_only misses,
+                                    // calls inside a CUDA graph capture)
+  // Kernel modules (README "Memory"): loaded now, of which kept (winners and kernels that ran outside a tuning;
+  // never unloaded), and unloaded so far (idle tuning candidates beyond the cap).
+  std::size_t modules_loaded = 0, modules_kept = 0;
+  std::size_t modules_unloaded = 0;
+};
+
+TuningStats tuning_stats();
+// Sets the call counters to 0 (the module counts are the registry's state, not counters).
+void reset_tuning_stats();
+
+}  // namespace tmagemm

@@ -1,0 +1,138 @@
+// buckets_test.cpp (GPU) — shape buckets end to end: the first call of a bucket tunes it once (on its largest M), every
+// other M of the bucket runs the stored winner without tuning and computes the right result (persistent-TMA rows and
+// skinny rows), the next bucket tunes again, exact keys (Options::m_buckets = false) tune each M, and a cached_only
+// process never tunes: a missing bucket runs the heuristic choice, counted as a miss.
+#include <gtest/gtest.h>
+
+#include "gpu/gpu_util.hpp"
+#include "tune/buckets.hpp"
+#include "tune/tuner.hpp"
+#include "tune/tuning_db.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+class TuneBuckets : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMAGEMM_REQUIRE_GPU();
+    db_.emplace();
+    tune::forget_in_memory();
+  }
+  void TearDown() override {
+    tune::forget_in_memory();
+    db_.reset();
+  }
+
+  // One call of M rows (a row-major, b column-major (K-major), out row-major; b and the first M rows of a shared by
+  // every M), checked against the reference; returns the choice that ran.
+  std::string call(int64_t m, const Options& o) {
+    Matrix out = make_matrix(DType::bf16, m, n_, false, 8, rng_, false);
+    TensorView va = a_->view();
+    va.sizes[0] = m;
+    mm(va, b_->view(), out.view(), o);
+    cuda_ok(cudaDeviceSynchronize(), "mm");
+    const std::vector<float> ref = reference_gemm(rows(m), *b_, m, n_, k_);
+    const Check chk = compare(out, ref);
+    EXPECT_EQ(chk.nan_count, 0) << "M " << m << ": " << chk.first_bad;
+    EXPECT_LE(chk.rel_err, 1e-2) << "M " << m << ": " << chk.first_bad;
+    return tune::choose(make_mm_problem(va, b_->view(), out.view()), o)->name();
+  }
+  // The first m rows of a as a matrix of its own (for the reference).
+  Matrix rows(int64_t m) {
+    Matrix r = make_matrix(DType::bf16, m, k_, false, 8, rng_, false);
+    cuda_ok(cudaMemcpy(r.dev->ptr, a_->dev->ptr, static_cast<std::size_t>(m * k_) * 2, cudaMemcpyDeviceToDevice),
+            "rows of a");
+    return r;
+  }
+  void shape(int64_t max_m, int64_t n, int64_t k) {
+    n_ = n;
+    k_ = k;
+    a_ = std::make_unique<Matrix>(make_matrix(DType::bf16, max_m, k, false, 8, rng_, true));
+    b_ = std::make_unique<Matrix>(make_matrix(DType::bf16, k, n, true, 8, rng_, true));
+  }
+
+  std::optional<FreshTuningDb> db_;
+  std::mt19937 rng_{22};
+  int64_t n_ = 0, k_ = 0;
+  std::unique_ptr<Matrix> a_, b_;
+};
+
+Options benchmark() {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::benchmark;
+  return o;
+}
+
+TEST_F(TuneBuckets, OneTuningServesEveryMOfTheBucket) {
+  shape(3100, 1536, 512);  // a shape no other test tunes
+  const Options o = benchmark();
+  const TuningStats s0 = tuning_stats();
+  const std::string winner = call(3000, o);  // bucket 2561..3072: tuned on M = 3072
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned - s0.tuned, 1u);
+  {
+    tune::TuningDb db(tune::TuningDb::default_path());
+    EXPECT_EQ(db.size(), 1u);
+    const auto entries = db.list();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_NE(entries[0].first.find("|2561..3072x1536x512x1|"), std::string::npos) << entries[0].first;
+    EXPECT_EQ(entries[0].second.winner, winner);
+  }
+  for (int64_t m : {2561, 2800, 3072}) EXPECT_EQ(call(m, o), winner) << "M " << m;
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(s2.tuned, s1.tuned);  // no tuning for the other rows of the bucket
+  EXPECT_EQ(s2.db_hits - s1.db_hits, 3u);
+  call(3073, o);  // the next bucket, 3073..3584
+  EXPECT_EQ(tuning_stats().tuned - s2.tuned, 1u);
+  EXPECT_EQ(tune::TuningDb(tune::TuningDb::default_path()).size(), 2u);
+}
+
+TEST_F(TuneBuckets, SkinnyRowsShareTheirBucket) {
+  // 17..32 rows: the skinny backend pads them all to 32; the tuned winner runs M = 17 and 32 correctly.
+  shape(32, 4096, 4096);
+  const Options o = benchmark();
+  const uint64_t tuned = tuning_stats().tuned;
+  const std::string winner = call(24, o);
+  EXPECT_EQ(call(17, o), winner);
+  EXPECT_EQ(call(32, o), winner);
+  EXPECT_EQ(tuning_stats().tuned - tuned, 1u);
+}
+
+TEST_F(TuneBuckets, ExactKeysTuneEachM) {
+  shape(3000, 1024, 512);
+  Options o = benchmark();
+  o.m_buckets = false;
+  const uint64_t tuned = tuning_stats().tuned;
+  call(2900, o);
+  call(3000, o);
+  EXPECT_EQ(tuning_stats().tuned - tuned, 2u);
+  const auto entries = tune::TuningDb(tune::TuningDb::default_path()).list();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const auto& [key, record] : entries) EXPECT_EQ(key.find(".."), std::string::npos) << key;
+}
+
+TEST_F(TuneBuckets, CachedOnlyNeverTunes) {
+  shape(700, 2048, 1024);
+  Options cached = Options::defaults_only();
+  cached.tuning = Tuning::cached_only;
+  const TuningStats s0 = tuning_stats();
+  call(700, cached);  // nothing stored: the heuristic choice, a counted miss
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned, s0.tuned);
+  EXPECT_EQ(s1.cached_only_misses - s0.cached_only_misses, 1u);
+  EXPECT_EQ(tune::TuningDb(tune::TuningDb::default_path()).size(), 0u);
+  // Tuned by another call (another process would do the same through the database): cached_only then finds it for
+  // another M of the bucket (641..768).
+  const std::string winner = call(650, benchmark());
+  tune::forget_in_memory();
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(call(760, cached), winner);
+  const TuningStats s3 = tuning_stats();
+  EXPECT_EQ(s3.db_hits - s2.db_hits, 1u);
+  EXPECT_EQ(s3.cached_only_misses, s2.cached_only_misses);
+  EXPECT_EQ(s3.tuned, s2.tuned);
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
