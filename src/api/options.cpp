@@ -13,6 +13,7 @@
 #include <string>
 
 #include "choices/choice.hpp"
+#include "runtime/remote_store.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm {
@@ -125,6 +126,8 @@ Options::Options() {
   read_bool("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", allow_reduced_precision_reduction);
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);
+  // The remote cache's variables are the process's, not fields, but a malformed one fails a call like the others.
+  runtime::remote::check_environment();
 }
 
 Options Options::defaults_only() { return Options(NoEnv{}); }

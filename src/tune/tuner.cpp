@@ -23,6 +23,7 @@
 #include "tmagemm/error.hpp"
 #include "tmagemm/version.hpp"
 #include "tune/benchmark.hpp"
+#include "tune/remote_cache.hpp"
 #include "tune/tuning_db.hpp"
 
 namespace tmagemm::tune {
@@ -344,7 +345,9 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   }
   choices::ChoicePtr chosen;
   if (o.tuning != Tuning::heuristic) {
-    const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+    auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+    if (!rec && (rec = remote_winner(key, dev)))  // a local miss: the fleet's cache (remote_cache.hpp), kept here
+      with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
     if (rec)
       for (const auto& c : usable)
         if (c->name() == rec->winner) chosen = c;
@@ -367,12 +370,14 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       const Tuned t = benchmark(p, o, usable);
       chosen = t.winner;
       if (runtime::log_enabled("autotune")) print_autotune(p, t, usable.size());
+      const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
       with_database(
           [&](TuningDb& db) {
-            db.put(key, TuningRecord{t.winner->name(), t.timings, now_iso8601_utc()});
+            db.put(key, record);
             return true;
           },
           false);
+      publish_winner(p, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
     }
   }
   if (!chosen) chosen = heuristic_choice(p, cands, dev, o.sm_carveout);

@@ -73,3 +73,21 @@ def test_kernel_files_are_counted_and_removed(cache_dir):
     result = cache.clear(kernels=True, tuning=False)
     assert result["cubins"] == 2 and result["cubin_bytes"] == 128
     assert sorted(p.name for p in kdir.iterdir()) == ["cccc.cubin.tmp.1.2.3"]
+
+
+def test_a_refused_cache_dir_is_refused_here_too(cache_dir):
+    # The library refuses a cache dir its group or every user may write (jit::cache_dir_refusal); so does
+    # tmagemm.cache, with the reason, and nothing in it is listed, exported, imported or removed.
+    kdir = cache_dir / "kernels"
+    kdir.mkdir()
+    (kdir / "aaaa.cubin").write_bytes(b"x" * 10)
+    cache_dir.chmod(0o777)
+    try:
+        for call in (cache.ls, cache.clear, cache.export, lambda: cache.import_(json.dumps(DOC))):
+            with pytest.raises(tmagemm.InvalidArgumentError, match="cache dir refused: .* is writable by every user"):
+                call()
+        assert (kdir / "aaaa.cubin").exists()
+        assert not (cache_dir / "tuning.sqlite").exists()
+    finally:
+        cache_dir.chmod(0o700)
+    assert cache.ls()["cubins"] == 1  # private again: used
