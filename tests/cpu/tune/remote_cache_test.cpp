@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "cpu/test_support.hpp"
 #include "jit/jit.hpp"
@@ -204,6 +205,43 @@ TEST(RemoteWinnerValue, CarriesAndChecksTheDeviceFacts) {
   EXPECT_NE(why.find("made by tmagemm 0.0.0-other"), std::string::npos) << why;
   EXPECT_FALSE(tune::read_winner_value("{\"key\": \"the-key\"", "the-key", dev, why));
   EXPECT_EQ(why, "not JSON");
+}
+
+// A server that does not speak Redis (here: answers every connection with an HTTP error) is an outage like a dead
+// one: nothing returned, no exception, one line.
+TEST(RemoteStore, AServerAnsweringGarbageIsAnOutage) {
+  if (!remote::built_in()) GTEST_SKIP() << "built without the remote cache (hiredis, libcrypto)";
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread server([listener] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    char buf[4096];
+    (void)::recv(fd, buf, sizeof buf, 0);
+    const char reply[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+    (void)::send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL);
+    ::close(fd);
+  });
+  {
+    EnvGuard url("TMAGEMM_REMOTE_CACHE", "redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+    EnvGuard key("TMAGEMM_REMOTE_CACHE_KEY", std::nullopt);
+    remote::detail::reset_for_testing();
+    ::testing::internal::CaptureStderr();
+    EXPECT_FALSE(remote::fetch("tmagemm:test:any", 1024));
+    EXPECT_FALSE(remote::fetch("tmagemm:test:any", 1024));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count(err, "tmagemm: remote cache redis://"), 1u) << err;
+    EXPECT_NE(err.find("GETRANGE: Protocol error"), std::string::npos) << err;
+  }
+  server.join();
+  ::close(listener);
+  remote::detail::reset_for_testing();
 }
 
 // ---- against a real redis-server ----
