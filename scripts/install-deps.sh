@@ -10,6 +10,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libsqlite3-dev libcli11-dev libfmt-dev nlohmann-json3-dev libdlpack-dev libxxhash-dev
+  libhiredis-dev libssl-dev redis-server
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv
 )

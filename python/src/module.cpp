@@ -142,7 +142,11 @@ void def_matmul(nb::module_& m, const char* name, const char* explain_name, Matm
 // choice's ms is +inf.
 using Entry = std::tuple<std::string, std::string, std::vector<std::pair<std::string, double>>, std::string>;
 
+// The cache tools refuse a cache dir the library refuses (another user's, or writable by others).
+void check_cache_dir() { jit::check_cache_dir_for_tools(jit::cache_dir()); }
+
 std::vector<Entry> tuning_entries() {
+  check_cache_dir();
   const std::string path = tune::TuningDb::default_path();
   std::vector<Entry> out;
   if (!std::filesystem::exists(path)) return out;  // listing does not create the database
@@ -261,10 +265,12 @@ NB_MODULE(_C, m) {
   m.def("cache_dir", [] { return jit::cache_dir(); });
   m.def("tuning_db_path", [] { return tune::TuningDb::default_path(); });
   m.def("kernel_cache", [] {
+    check_cache_dir();
     const jit::KernelCacheFiles k = jit::kernel_cache_files();
     return std::make_tuple(k.dir, k.files.size(), k.bytes);
   });
   m.def("clear_kernel_cache", [] {
+    check_cache_dir();
     jit::KernelCacheFiles removed;
     std::vector<std::string> failures = jit::clear_kernel_cache(removed);
     return std::make_tuple(removed.files.size(), removed.bytes, failures);
@@ -287,6 +293,7 @@ NB_MODULE(_C, m) {
   });
   m.def("reset_tuning_stats", [] { reset_tuning_stats(); });
   m.def("clear_tuning", [] {
+    check_cache_dir();
     const std::string path = tune::TuningDb::default_path();
     if (!std::filesystem::exists(path)) return std::size_t{0};
     tune::TuningDb db(path);
@@ -294,8 +301,13 @@ NB_MODULE(_C, m) {
     db.clear();
     return n;
   });
-  m.def("export_tuning", [] { return tune::TuningDb(tune::TuningDb::default_path()).export_json(); });
-  m.def("import_tuning",
-        [](const std::string& text) { return tune::TuningDb(tune::TuningDb::default_path()).import_json(text); });
+  m.def("export_tuning", [] {
+    check_cache_dir();
+    return tune::TuningDb(tune::TuningDb::default_path()).export_json();
+  });
+  m.def("import_tuning", [](const std::string& text) {
+    check_cache_dir();
+    return tune::TuningDb(tune::TuningDb::default_path()).import_json(text);
+  });
   m.attr("version") = TMAGEMM_VERSION_STRING;
 }

@@ -1,6 +1,7 @@
 """tmagemm.cache: the kernel cache (<cache dir>/kernels/*.cubin) and the tuning database (<cache dir>/tuning.sqlite),
 as the `tmagemm cache` command has them. The cache dir follows TMAGEMM_CACHE_DIR (else ~/.cache/tmagemm). No GPU
-needed."""
+needed. A cache dir the library refuses (owned by another user, or writable by its group or every user) is refused
+here too: every function raises tmagemm.InvalidArgumentError with the reason."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "choices/choice.hpp"
+#include "runtime/remote_store.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm {
@@ -126,6 +127,8 @@ Options::Options() {
   read_regex("TMAGEMM_CHOICE_REGEX", choice_regex);
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);
   read_bool("TMAGEMM_M_BUCKETS", m_buckets);
+  // The remote cache's variables are the process's, not fields, but a malformed one fails a call like the others.
+  runtime::remote::check_environment();
 }
 
 Options Options::defaults_only() { return Options(NoEnv{}); }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/jit.hpp"
 #include "problem/problem.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/options.hpp"
@@ -37,6 +38,9 @@ class Choice {
   // Everything that can be done before the first launch (NVRTC compile, library descriptors). Safe to call
   // from several threads at once for different choices. Throws Error on failure (the choice is then dropped).
   virtual void precompile(const GemmProblem& problem, int device) const = 0;
+  // The kernels the choice compiles and launches for `problem` (what precompile compiles): the tuner publishes a
+  // winner's cubins to the remote cache with them (tune/remote_cache.cpp). Empty for a library's choices (cuBLASLt).
+  virtual std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& /*problem*/) const { return {}; }
   // Enqueues the GEMM on `stream`; never synchronises. Throws Error on failure. `workspace` has at least
   // workspace_bytes(problem) bytes of device memory (may be null when that is 0).
   virtual void launch(const GemmProblem& problem, cudaStream_t stream, const Options& options, void* workspace) const = 0;

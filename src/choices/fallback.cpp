@@ -160,6 +160,7 @@ class FallbackChoice final : public Choice {
   void precompile(const GemmProblem& p, int device) const override {
     jit::compile(fallback_spec(p, config_), runtime::device_info(device).arch());
   }
+  std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override { return {fallback_spec(p, config_)}; }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
     fallback_launch(p, config_, stream, o.sm_carveout);
   }

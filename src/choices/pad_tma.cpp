@@ -144,6 +144,9 @@ class PadChoice final : public Choice {
     const PadPlan plan = plan_of(p, config_.store_tma);
     jit::compile(persistent_tma_spec(padded(p, plan, placeholder()), config_), runtime::device_info(device).arch());
   }
+  std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override {
+    return {persistent_tma_spec(padded(p, plan_of(p, config_.store_tma), placeholder()), config_)};
+  }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
     const PadPlan plan = plan_of(p, config_.store_tma);
     auto* ws = static_cast<char*>(workspace);

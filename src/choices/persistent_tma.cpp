@@ -511,6 +511,7 @@ class TmaChoice final : public Choice {
   void precompile(const GemmProblem& p, int device) const override {
     jit::compile(persistent_tma_spec(p, config_), runtime::device_info(device).arch());
   }
+  std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override { return {persistent_tma_spec(p, config_)}; }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
     persistent_tma_launch(p, config_, stream, o.sm_carveout);
   }

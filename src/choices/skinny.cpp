@@ -352,6 +352,7 @@ class SkinnyChoice final : public Choice {
       throw;
     }
   }
+  std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override { return {skinny_spec(p, config_)}; }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
     skinny_launch(p, config_, splits_, cast_, stream, o.sm_carveout);
   }

@@ -30,7 +30,8 @@ struct Cubin {
   std::vector<char> image;     // the sm_XX cubin
   std::string lowered_name;    // mangled name of `kernel` (from nvrtcGetLoweredName)
   std::string log;             // NVRTC log (warnings, -Xptxas -v resource report when asked)
-  bool from_cache = false;
+  bool from_cache = false;     // from the disk cache, or from the remote cache (then from_remote too)
+  bool from_remote = false;    // fetched from the remote cache on a local miss (jit/remote.cpp)
 };
 
 // Embedded kernel headers: (path relative to kernels/, text). Generated at build time.
@@ -43,6 +44,11 @@ std::string cache_dir();
 // GPU. A refusal is reported on stderr once per directory; the callers then compile without the disk cache and keep
 // tuning results in memory. A directory that does not exist (yet) is not refused here.
 std::string cache_dir_refusal(const std::string& dir);
+// cache_dir_refusal's reason, without the report on stderr.
+std::string cache_dir_untrusted(const std::string& dir);
+// For the tools that read and change the caches (`tmagemm cache`, the Python package's tmagemm.cache): throws
+// Error(invalid_argument) with the reason when the library refuses `dir`, so that they refuse what it refuses.
+void check_cache_dir_for_tools(const std::string& dir);
 
 // Root of the CUDA toolkit used for libcu++ headers: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (first that has
 // include/cccl/cuda/ptx). Throws Error(compile_error) saying what was searched when none is found.
@@ -51,7 +57,8 @@ std::string cuda_home();
 // Content hash of (rendered source, arch, options, NVRTC version) as 16 hex digits.
 std::string cache_key(const KernelSpec& spec, const std::string& arch);
 
-// Compile for `arch` (e.g. "sm_90a"), going through the disk cache. Throws Error(compile_error) with the
+// Compile for `arch` (e.g. "sm_90a"), going through the disk cache, then (on a local miss, with
+// TMAGEMM_REMOTE_CACHE and its key set) the remote cache's signed cubins. Throws Error(compile_error) with the
 // NVRTC log. A truncated or corrupt cache file is detected (checksum) and rebuilt.
 // verbose_resources adds --ptxas-options=-v and bypasses nothing else (log carries the report).
 Cubin compile(const KernelSpec& spec, const std::string& arch, bool verbose_resources = false);
@@ -103,6 +110,17 @@ std::vector<std::string> nvrtc_options(const KernelSpec& spec, const std::string
                                        bool verbose_resources = false);
 // NVRTC version as "major.minor" (from nvrtcVersion).
 std::string nvrtc_version();
+// How many NVRTC compilations this process has started (tests: proof that a cubin came from a cache).
+std::uint64_t nvrtc_compile_count();
+
+// The remote cache's cubins (jit/remote.cpp; the store is runtime/remote_store.hpp). Cubins are shared only when
+// TMAGEMM_REMOTE_CACHE_KEY is set: a cubin is code that runs on the GPU, so one from the server is used only when its
+// HMAC verifies. Published after tuning by the tuner for the winner's kernels (Choice::kernel_specs): the cubin of
+// (spec, arch) from the disk cache (compiled when it is not there) under "tmagemm:v1:cubin:<cache_key>". False
+// when nothing was published (no key, no server, any trouble); never throws for the server's sake.
+bool publish_cubin(const KernelSpec& spec, const std::string& arch);
+// The Redis key of the cubin with content hash `key`.
+std::string remote_cubin_key(const std::string& key);
 
 // The cubins of the kernel cache (<cache_dir()>/kernels/*.cubin; writers' temporary files are left alone), for
 // `tmagemm cache` and the Python package's tmagemm.cache.
@@ -127,6 +145,9 @@ bool read_cache_file(const std::string& path, Cubin& out);
 // Writes "<path>.tmp.<pid>.<thread>.<n>" then renames it over `path` (atomic on POSIX). False when the
 // directory is not writable; never throws for I/O problems, never leaves the temporary behind.
 bool write_cache_file(const std::string& path, const Cubin& cubin);
+// compile()'s remote step on a local miss: the signed cubin of `key` from the remote cache, decoded and checked
+// (record checksum, an ELF image); false on a miss, without a key, on a rejected value or any trouble.
+bool fetch_remote_cubin(const std::string& key, Cubin& out);
 }  // namespace detail
 
 }  // namespace tmagemm::jit

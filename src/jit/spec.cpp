@@ -67,7 +67,7 @@ std::string cache_dir() {
   return dir.string();
 }
 
-std::string cache_dir_refusal(const std::string& dir) {
+std::string cache_dir_untrusted(const std::string& dir) {
   namespace fs = std::filesystem;
   std::string why;
   for (const fs::path& d : {fs::path(dir), fs::path(dir) / "kernels"}) {
@@ -82,6 +82,11 @@ std::string cache_dir_refusal(const std::string& dir) {
     }
     if (!why.empty()) break;
   }
+  return why;
+}
+
+std::string cache_dir_refusal(const std::string& dir) {
+  const std::string why = cache_dir_untrusted(dir);
   if (why.empty()) return why;
   static std::mutex mutex;
   static std::set<std::string> reported;
@@ -92,6 +97,14 @@ std::string cache_dir_refusal(const std::string& dir) {
                  "kept in memory (make it private: chown/chmod go-w, or set TMAGEMM_CACHE_DIR)\n",
                  why.c_str());
   return why;
+}
+
+void check_cache_dir_for_tools(const std::string& dir) {
+  if (const std::string why = cache_dir_untrusted(dir); !why.empty())
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("cache dir refused: {}; tmagemm neither reads nor writes caches there, and neither do "
+                            "its cache tools (make it private: chown/chmod go-w, or set TMAGEMM_CACHE_DIR to another "
+                            "directory)", why));
 }
 
 std::string cuda_home() {

@@ -25,6 +25,7 @@
 #include "tmagemm/version.hpp"
 #include "tune/benchmark.hpp"
 #include "tune/buckets.hpp"
+#include "tune/remote_cache.hpp"
 #include "tune/tuning_db.hpp"
 
 namespace tmagemm::tune {
@@ -415,7 +416,9 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   }
   choices::ChoicePtr chosen;
   if (o.tuning != Tuning::heuristic) {
-    const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+    auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+    if (!rec && (rec = remote_winner(key, dev)))  // a local miss: the fleet's cache (remote_cache.hpp), kept here
+      with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
     if (rec) chosen = runnable(cands, rec->winner);  // tuned on the bucket's representative: may be set aside here
     count(chosen ? g_counters.db_hits : g_counters.db_misses);
   }
@@ -447,12 +450,14 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                      usable.size());
         print_autotune(bt.problem, t, bt.candidates.size());
       }
+      const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
       with_database(
           [&](TuningDb& db) {
-            db.put(key, TuningRecord{t.winner->name(), t.timings, now_iso8601_utc()});
+            db.put(key, record);
             return true;
           },
           false);
+      publish_winner(bt.problem, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
     }
   }
   const bool tuned_or_stored = chosen != nullptr;

@@ -85,3 +85,21 @@ def test_stats_are_this_process_counters():
     cache.stats(reset=True)
     after = cache.stats()
     assert all(after[k] == 0 for k in ("memo_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic"))
+
+
+def test_a_refused_cache_dir_is_refused_here_too(cache_dir):
+    # The library refuses a cache dir its group or every user may write (jit::cache_dir_refusal); so does
+    # tmagemm.cache, with the reason, and nothing in it is listed, exported, imported or removed.
+    kdir = cache_dir / "kernels"
+    kdir.mkdir()
+    (kdir / "aaaa.cubin").write_bytes(b"x" * 10)
+    cache_dir.chmod(0o777)
+    try:
+        for call in (cache.ls, cache.clear, cache.export, lambda: cache.import_(json.dumps(DOC))):
+            with pytest.raises(tmagemm.InvalidArgumentError, match="cache dir refused: .* is writable by every user"):
+                call()
+        assert (kdir / "aaaa.cubin").exists()
+        assert not (cache_dir / "tuning.sqlite").exists()
+    finally:
+        cache_dir.chmod(0o700)
+    assert cache.ls()["cubins"] == 1  # private again: used

@@ -1,6 +1,7 @@
 // cache.cpp — `tmagemm cache ls|clear|export|import|stats`: the kernel cache (<cache dir>/kernels/*.cubin) and the
 // tuning database (<cache dir>/tuning.sqlite). No GPU needed, except for `stats --model` (the keys hold the GPU's
-// model). The cache dir follows TMAGEMM_CACHE_DIR.
+// model). The cache dir follows TMAGEMM_CACHE_DIR; one the library refuses (another user's, or writable by its group
+// or every user: jit::cache_dir_refusal) is refused here too.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -61,6 +62,7 @@ std::string best_ms(const tune::TuningRecord& r) {
 }
 
 int run_ls() {
+  jit::check_cache_dir_for_tools(jit::cache_dir());  // refuses what the library refuses
   const jit::KernelCacheFiles kernels = jit::kernel_cache_files();
   fmt::print("kernel cache: {} ({}, {})\n", kernels.dir, count_string(kernels.files.size(), "cubin"),
              size_string(kernels.bytes));
@@ -93,6 +95,7 @@ int run_ls() {
 }
 
 int run_clear(bool kernels, bool tuning) {
+  jit::check_cache_dir_for_tools(jit::cache_dir());  // refuses what the library refuses
   if (!kernels && !tuning) kernels = tuning = true;  // neither flag: both
   int rc = 0;
   if (kernels) {
@@ -120,6 +123,7 @@ int run_clear(bool kernels, bool tuning) {
 
 // FILE "-" is standard output.
 int run_export(const std::string& file) {
+  jit::check_cache_dir_for_tools(jit::cache_dir());  // refuses what the library refuses
   tune::TuningDb db(tune::TuningDb::default_path());
   const std::string text = db.export_json();
   const std::size_t n = nlohmann::json::parse(text).at("entries").size();
@@ -143,6 +147,7 @@ int run_export(const std::string& file) {
 
 // FILE "-" is standard input.
 int run_import(const std::string& file) {
+  jit::check_cache_dir_for_tools(jit::cache_dir());  // refuses what the library refuses
   std::string text;
   if (file == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());

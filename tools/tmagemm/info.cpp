@@ -1,5 +1,5 @@
-// info.cpp — `tmagemm info`: library version, cache directory, CUDA toolkit used for run-time compilation,
-// and the properties of one CUDA device. Exits 1 when there is no CUDA device.
+// info.cpp — `tmagemm info`: library version, cache directory, remote cache settings, CUDA toolkit used for run-time
+// compilation, and the properties of one CUDA device. Exits 1 when there is no CUDA device.
 #include <fmt/core.h>
 
 #include <exception>
@@ -7,6 +7,7 @@
 #include "common.hpp"
 #include "jit/jit.hpp"
 #include "runtime/device.hpp"
+#include "runtime/remote_store.hpp"
 #include "tmagemm/version.hpp"
 
 namespace tmagemm::cli {
@@ -26,6 +27,20 @@ int run_info(int device) {
     fmt::print("cache dir:       {}\n", jit::cache_dir());
   } catch (const std::exception& e) {
     fmt::print("cache dir:       unavailable ({})\n", e.what());
+  }
+  try {
+    const runtime::remote::Settings remote = runtime::remote::settings();
+    if (!remote.enabled())
+      fmt::print("remote cache:    off (TMAGEMM_REMOTE_CACHE unset)\n");
+    else if (!runtime::remote::built_in())
+      fmt::print("remote cache:    {} set, but this build has no remote cache (built without hiredis/libcrypto)\n",
+                 remote.url);
+    else
+      fmt::print("remote cache:    {} (timeout {} ms; {})\n", remote.url, remote.timeout_ms,
+                 remote.key.empty() ? "no key: tuning winners only, kernels compile locally"
+                                    : "key set: winners and signed cubins");
+  } catch (const std::exception& e) {
+    fmt::print("remote cache:    {}\n", e.what());
   }
   try {
     fmt::print("CUDA toolkit:    {}\n", jit::cuda_home());

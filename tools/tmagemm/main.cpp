@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(tmagemm::version()));
   app.footer("Environment: TMAGEMM_TUNING, TMAGEMM_PERSISTENT_TMA, TMAGEMM_FALLBACK, TMAGEMM_CUBLASLT,\n"
              "TMAGEMM_SKINNY, "
-             "TMAGEMM_CHOICE_REGEX, TMAGEMM_SM_CARVEOUT, TMAGEMM_M_BUCKETS, TMAGEMM_CACHE_DIR, TMAGEMM_LOG, CUDA_HOME\n"
-             "(see README.md).");
+             "TMAGEMM_CHOICE_REGEX, TMAGEMM_SM_CARVEOUT, TMAGEMM_M_BUCKETS, TMAGEMM_CACHE_DIR, TMAGEMM_REMOTE_CACHE,\n"
+             "TMAGEMM_REMOTE_CACHE_KEY, TMAGEMM_REMOTE_CACHE_TIMEOUT_MS, TMAGEMM_LOG, CUDA_HOME (see README.md).");
 
   tmagemm::cli::Action action;
   tmagemm::cli::add_info(app, action);

@@ -1,14 +1,20 @@
 // cache_dir_test.cpp — jit::cache_dir_refusal (src/jit/spec.cpp): a cache dir, or its kernels/, that another user owns
 // or that its group or every user may write is refused (as ssh refuses such key files), and compile() then neither
-// reads nor writes cubins there; a private directory is used as before. CPU test (NVRTC compiles the probe kernel).
+// reads nor writes cubins there; a private directory is used as before; the cache tools (`tmagemm cache`, and through
+// jit::check_cache_dir_for_tools the Python package's tmagemm.cache) refuse what the library refuses. CPU test (NVRTC
+// compiles the probe kernel).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "jit/jit.hpp"
+#include "tmagemm/error.hpp"
 #include "cpu/test_support.hpp"
 
 namespace {
@@ -73,5 +79,56 @@ TEST(JitCacheDir, OwnedByAnotherUserIsRefused) {
   EXPECT_NE(why.find("is owned by uid"), std::string::npos) << why;
   EXPECT_NE(why.find("not by this process's user"), std::string::npos) << why;
 }
+
+TEST(JitCacheDir, CacheToolsRefuseWhatTheLibraryRefuses) {
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);
+  EXPECT_NO_THROW(jit::check_cache_dir_for_tools(dir.path().string()));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  try {
+    jit::check_cache_dir_for_tools(dir.path().string());
+    ADD_FAILURE() << "a world-writable cache dir was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("cache dir refused: " + dir.path().string() + " is writable by every user"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("TMAGEMM_CACHE_DIR"), std::string::npos) << e.what();
+  }
+}
+
+#ifdef TMAGEMM_CLI
+// `tmagemm cache ls|export|clear` on a refused dir: exit 1 with the reason, nothing read or removed.
+TEST(JitCacheDir, CacheCommandRefusesAWorldWritableDir) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "kernels");
+  std::ofstream(dir.path() / "kernels" / "0123456789abcdef.cubin") << "x";
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  for (const char* command : {"ls", "export -", "clear"}) {
+    const std::string line = "TMAGEMM_CACHE_DIR='" + dir.path().string() + "' '" + TMAGEMM_CLI + "' cache " + command +
+                             " 2>&1";
+    FILE* pipe = ::popen(line.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+    const int status = ::pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << command << ": " << out;
+    EXPECT_NE(out.find("cache dir refused: " + dir.path().string() + " is writable by every user"), std::string::npos)
+        << command << ": " << out;
+  }
+  EXPECT_TRUE(fs::exists(dir.path() / "kernels" / "0123456789abcdef.cubin")) << "clear removed a file";
+  EXPECT_FALSE(fs::exists(dir.path() / "tuning.sqlite"));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);  // private: the same commands work
+  const std::string line = "TMAGEMM_CACHE_DIR='" + dir.path().string() + "' '" + TMAGEMM_CLI + "' cache ls 2>&1";
+  FILE* pipe = ::popen(line.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  EXPECT_EQ(::pclose(pipe), 0) << out;
+  EXPECT_NE(out.find("1 cubin"), std::string::npos) << out;
+}
+#endif
 
 }  // namespace
