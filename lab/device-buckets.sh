@@ -7,11 +7,11 @@
 #   2. tune --sweep: 4 llm weights x the 25 default M values (1..8192), bucketed against exact per-M tuning: ~44
 #      tunings a weight, and both winners timed at M where they differ (~3 min). Prints the geomean of bucketed /
 #      exact time (target <= 1.02 over the sweep).
-#   3. tune --model lab/2026-12-03-buckets/llm-serve.json: every bucket of M 1..8192 for two of those weights, the ~44
+#   3. tune --model lab/2026-12-02-buckets/llm-serve.json: every bucket of M 1..8192 for two of those weights, the ~44
 #      buckets the sweep left (~1 min).
 #   4. tune --serve: 200 cached_only calls a weight, M drawn from the sweep's values, in a process new to them: max host
 #      time per call (target: none over 1 ms) and loop throughput bucketed / exact per-M keys (target >= 0.98) (~15 s).
-#   5. Two `tune --model` workers on one GPU into one fresh DB (lab/2026-12-03-buckets/workers.json, 30 buckets,
+#   5. Two `tune --model` workers on one GPU into one fresh DB (lab/2026-12-02-buckets/workers.json, 30 buckets,
 #      ~15 s), then `cache stats --model` (rc 0: no bucket missing) and the DB's entry count.
 # In all ~7 min of GPU time. Env: TEST_FILTER (gtest filter of stage 1), SWEEP_M (an --m list for stages 2 and 4; a
 # shorter one shortens stage 2), SKIP_SWEEP=1 (stage 4 then compares with whatever exact entries exist: see its
@@ -20,7 +20,7 @@ set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-dir=lab/2026-12-03-buckets
+dir=lab/2026-12-02-buckets
 m_list=${SWEEP_M:+--m $SWEEP_M}
 stage "gpu tests"
 timeout 300 build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-TuneBuckets.*:TuneMemory.*}" \

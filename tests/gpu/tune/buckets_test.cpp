@@ -113,7 +113,7 @@ TEST_F(TuneBuckets, ExactKeysTuneEachM) {
 }
 
 TEST_F(TuneBuckets, CachedOnlyNeverTunes) {
-  shape(700, 2048, 1024);
+  shape(768, 2048, 1024);  // rows for every M below (up to 760)
   Options cached = Options::defaults_only();
   cached.tuning = Tuning::cached_only;
   const TuningStats s0 = tuning_stats();

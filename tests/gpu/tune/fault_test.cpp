@@ -154,6 +154,7 @@ TEST_F(Faults, TuningDatabaseLockedByAnotherProcess) {
   Env env("TMAGEMM_CACHE_DIR", (dir_ / "cache").string());
   Options o = Options::defaults_only();
   o.choice_regex = "cublaslt_algo[01]$";
+  o.m_buckets = false;  // each M below its own problem: each call reaches the database
   EXPECT_EQ(run_checked(368, 264, 136, o), "");  // creates the database
   const std::string path = tune::TuningDb::default_path();
 
