@@ -5,11 +5,16 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "tmagemm/options.hpp"
 
 namespace tmagemm {
 
 struct TuningStats {
   uint64_t memo_hits = 0;           // calls whose problem this process had seen before (the in-memory map)
+  uint64_t bucket_hits = 0;         // first calls of a problem answered by the winner this process already held for
+                                    // its shape bucket (another M of the bucket came first)
   uint64_t db_hits = 0;             // first calls of a problem answered by the tuning database
   uint64_t db_misses = 0;           // first calls of a problem the database could not answer (no usable winner for
                                     // its key, or the database unavailable); benchmark and cached_only modes
@@ -24,6 +29,23 @@ struct TuningStats {
 };
 
 TuningStats tuning_stats();
+
+// Start-up of a serving process (README "Serving"). For every shape bucket of every weight of a model file (the format
+// of `tmagemm tune --model`), resolves the bucket's choice from the tuning database as a call in Options::tuning =
+// cached_only would (never tuning; a miss resolves to the heuristic choice of the bucket's largest M) and readies it
+// (its kernels compiled or read from the kernel cache and loaded, cuBLASLt's descriptors planned), so that a later
+// call of any M of a bucket whose winner was found neither enumerates choices, reads the database nor loads a module.
+// Nothing is launched and no device memory is allocated. Throws Error(invalid_argument) for a bad model file (naming
+// the field and the rule), and what a call's choice would throw.
+struct PreloadStats {
+  uint64_t buckets = 0;  // (weight, bucket) pairs resolved
+  uint64_t winners = 0;  // ... found in the tuning database (or the remote cache)
+  uint64_t misses = 0;   // ... not tuned: their first calls run the heuristic choice
+  double seconds = 0;
+};
+// `options`: the filters the serving calls will use (backends, carveout, regex, m_buckets); tuning is taken as
+// cached_only whatever it says.
+PreloadStats preload_model(const std::string& model_path, int device = 0, const Options& options = Options());
 // Sets the call counters to 0 (the module counts are the registry's state, not counters).
 void reset_tuning_stats();
 

@@ -191,7 +191,7 @@ void launch_choice(const choices::Choice& c, const GemmProblem& p, cudaStream_t 
 
 }  // namespace
 
-Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choices::ChoicePtr>& cands) {
+Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choices::ChoicePtr>& cands, bool card_warm) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Tuned result;
@@ -395,7 +395,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   //    ~350 ms of load, and not every kernel by the same amount. With the heat after a screen at near-idle clocks,
   //    the screen kept clustered tiles and dropped the unclustered 128x256, which the bench then measured 1-3 %
   //    faster than the tuner's pick on the large llm shapes.
-  if (measured.size() > 1) {
+  if (measured.size() > 1 && !card_warm) {
     constexpr double heat_s = 0.4;
     const auto heat_start = clock::now();
     try {
@@ -430,7 +430,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   if (finalists > 1) rounds(finalists, 20, 100000, 0.15);
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {
-    result.timings.push_back({m.choice->name(), median(m.times)});
+    result.timings.push_back({m.choice->name(), median(m.times), m.choice->algorithm_config()});
     ++result.benchmarked;
   }
   std::sort(result.timings.begin(), result.timings.end(),

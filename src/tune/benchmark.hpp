@@ -71,7 +71,9 @@ struct Entry {  // what pick_winner needs of one timed choice
 std::size_t pick_winner(const std::vector<Entry>& entries, double margin);
 
 // Throws Error(no_valid_choice) when every candidate fails its precompile or check (each failure is logged).
-Tuned benchmark(const GemmProblem& problem, const Options& options, const std::vector<choices::ChoicePtr>& candidates);
+// `card_warm`: the card has just run a tuning (a bucket's second end), so the 400 ms heat is skipped.
+Tuned benchmark(const GemmProblem& problem, const Options& options, const std::vector<choices::ChoicePtr>& candidates,
+                bool card_warm = false);
 
 // The AUTOTUNE table on stderr (TMAGEMM_LOG=autotune).
 void print_autotune(const GemmProblem& problem, const Tuned& tuned, std::size_t candidates);

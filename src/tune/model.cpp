@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -285,4 +287,40 @@ JobResult tune_job(const Model& model, const ModelJob& job, int device, Options 
   return r;
 }
 
+PreloadStats preload(const Model& model, int device, Options options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  options.tuning = Tuning::cached_only;
+  PreloadStats stats;
+  // Every weight (weights of one shape share their buckets' keys: resolving them again is a memo hit).
+  for (const ModelWeight& w : model.weights)
+    for (int64_t m = model.m_min; m <= model.m_max;) {
+      const MBucket b = m_bucket(w.op, m);
+      m = b.hi + 1;
+      const GemmProblem p = model_problem(w, b.hi, device);
+      ++stats.buckets;
+      const choices::ChoicePtr c = choose(p, options);  // a remote winner is in the local database afterwards
+      if (known(p, options).winner)
+        ++stats.winners;
+      else
+        ++stats.misses;
+      c->precompile(p, device);
+    }
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
+}
+
 }  // namespace tmagemm::tune
+
+namespace tmagemm {
+
+PreloadStats preload_model(const std::string& model_path, int device, const Options& options) {
+  std::ifstream file(model_path, std::ios::binary);
+  if (!file)
+    throw Error(ErrorCode::invalid_argument, fmt::format("preload_model: cannot read the model file {}", model_path));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return tune::preload(tune::parse_model(text.str(), model_path), device, options);
+}
+
+}  // namespace tmagemm

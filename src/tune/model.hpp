@@ -11,6 +11,7 @@
 
 #include "problem/problem.hpp"
 #include "tmagemm/options.hpp"
+#include "tmagemm/tuning.hpp"
 #include "tune/buckets.hpp"
 
 namespace tmagemm::tune {
@@ -65,5 +66,9 @@ struct JobResult {
 // Tunes a job on `device` (made current) under `options` with tuning = benchmark: the bucket's winner ends in the
 // tuning database, as if a call of the bucket's largest M had come first. Throws what choose() throws.
 JobResult tune_job(const Model& model, const ModelJob& job, int device, Options options);
+
+// preload_model (tmagemm/tuning.hpp) on a parsed model: every job's bucket resolved on its largest M under
+// `options` with tuning = cached_only, and the choice precompiled.
+PreloadStats preload(const Model& model, int device, Options options);
 
 }  // namespace tmagemm::tune

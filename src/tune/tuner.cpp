@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <map>
@@ -79,9 +80,43 @@ struct MemoKeyHash {
 std::mutex g_memo_mutex;
 std::unordered_map<MemoKey, choices::ChoicePtr, MemoKeyHash> g_memo;
 
+// Winners this process holds per shape bucket: device index | database key -> the choice a tuning or the database
+// gave for the bucket. A first call of another M of a bucket takes it (after its can_implement) without enumerating
+// or reading the database: a serving process meets every M of a bucket, and both cost milliseconds (cuBLASLt's
+// heuristic, the SQLite read). Only keys whose M is a bucket (not exact) are kept.
+std::mutex g_bucket_mutex;
+std::unordered_map<std::string, choices::ChoicePtr> g_bucket_memo;
+
+std::string bucket_memo_key(const GemmProblem& p, const std::string& database_key) {
+  return std::to_string(p.device) + "|" + database_key;
+}
+
+// The one entry listed for a backend that is off and whose enumeration asks a library (Backend::costly_enumeration):
+// it never runs (enumerate gives it the backend's "disabled" reason).
+class DisabledBackend final : public choices::Choice {
+ public:
+  explicit DisabledBackend(const char* backend) : name_(backend), backend_(backend) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return backend_; }
+  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override {
+    return fmt::format("backend {} is off", backend_);
+  }
+  void precompile(const GemmProblem&, int) const override {
+    throw Error(ErrorCode::unsupported, fmt::format("backend {} is off", backend_));
+  }
+  void launch(const GemmProblem&, cudaStream_t, const Options&, void*) const override {
+    throw Error(ErrorCode::unsupported, fmt::format("backend {} is off", backend_));
+  }
+
+ private:
+  std::string name_;
+  const char* backend_;
+};
+
 // How choose() answered (tmagemm::tuning_stats).
 struct Counters {
-  std::atomic<uint64_t> memo_hits{0}, db_hits{0}, db_misses{0}, tuned{0}, cached_only_misses{0}, heuristic{0};
+  std::atomic<uint64_t> memo_hits{0}, bucket_hits{0}, db_hits{0}, db_misses{0}, tuned{0}, cached_only_misses{0},
+      heuristic{0};
 };
 Counters g_counters;
 void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
@@ -263,6 +298,10 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
   for (const auto& backend : choices::backends()) {
     const bool on = backend.enabled(o);
     const choices::BackendSwitch* off = on ? nullptr : &choices::backend_switch(backend.name);
+    if (off && backend.costly_enumeration) {
+      consider(std::make_shared<const DisabledBackend>(backend.name), off);
+      continue;
+    }
     for (const auto& c : backend.enumerate(p, dev, o)) consider(c, off);
   }
   // Each backend's tuning rules over every candidate, in backends() order: the persistent-TMA twin domination and
@@ -385,6 +424,91 @@ void log_cached_only(const GemmProblem& p, const std::string& key, bool hit, con
              chosen ? chosen->name() : std::string("(none)"), key);
 }
 
+// The choice a database record's winner stands for on `p`: the candidate of that name when it can run `p`, or, where
+// the winner's timing kept a config (a cuBLASLt algorithm, Choice::algorithm_config), the same algorithm restored by its
+// backend (a rank names another algorithm at another M of the bucket). Null when the name cannot run `p`.
+choices::ChoicePtr stored_winner(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
+                                 const TuningRecord& rec, const std::vector<Candidate>& cands) {
+  choices::ChoicePtr named = runnable(cands, rec.winner);
+  if (!named) return nullptr;
+  for (const Timing& t : rec.timings) {
+    if (t.choice != rec.winner || t.config.empty()) continue;
+    for (const auto& backend : choices::backends())
+      if (backend.restore && std::string(backend.name) == named->backend())
+        if (choices::ChoicePtr r = backend.restore(p, dev, o, rec.winner, t.config)) return r;
+    break;
+  }
+  return named;
+}
+
+// A bucket's winner serves every M of it. After the tuning on the bucket's largest M, its finalists (within
+// kBucketFinalistSpread of the best, at most kBucketFinalists) are timed again on the smallest M, and the winner is
+// the finalist with the best geometric mean of its two times, each relative to the best at that M; the first
+// tuning's winner stays unless another is more than the tie margin better. (Measured on the H200, docs/perf-notes.md:
+// a winner of the largest M alone lost 5-20 % at the low end of some buckets.)
+constexpr double kBucketFinalistSpread = 1.10;
+constexpr std::size_t kBucketFinalists = 4;
+
+Tuned confirm_on_low_end(const Options& o, const BucketTuning& bt, Tuned at_hi) {
+  std::vector<choices::ChoicePtr> finalists;
+  const double best_hi = at_hi.timings.front().ms;
+  for (const Timing& t : at_hi.timings) {
+    if (finalists.size() == kBucketFinalists || !(t.ms <= kBucketFinalistSpread * best_hi)) break;
+    for (const auto& c : bt.candidates)
+      if (c->name() == t.choice) finalists.push_back(c);
+  }
+  if (finalists.size() < 2) return at_hi;
+  const GemmProblem low = with_m(bt.problem, bt.bucket.lo);
+  Tuned at_lo;
+  try {
+    at_lo = benchmark(low, o, finalists, /*card_warm=*/true);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::invalid_argument) throw;
+    return at_hi;  // every finalist failed at the low end: keep the largest M's pick (its check passed there)
+  }
+  const double best_lo = at_lo.timings.front().ms;
+  auto score = [&](const std::string& name) {
+    double hi = NAN, lo = NAN;
+    for (const Timing& t : at_hi.timings)
+      if (t.choice == name) hi = t.ms / best_hi;
+    for (const Timing& t : at_lo.timings)
+      if (t.choice == name) lo = t.ms / best_lo;
+    return std::isfinite(hi) && std::isfinite(lo) ? std::sqrt(hi * lo) : INFINITY;
+  };
+  choices::ChoicePtr best = at_hi.winner;
+  double best_score = score(at_hi.winner->name());
+  const double kept = best_score;
+  for (const auto& f : finalists)
+    if (const double sc = score(f->name()); sc < best_score) {
+      best_score = sc;
+      best = f;
+    }
+  if (runtime::log_enabled("autotune")) {
+    std::string line = fmt::format("AUTOTUNE bucket M {}: finalists on M = {} and M = {} (time / best at each):",
+                                   m_key(bt.bucket), bt.problem.m, low.m);
+    for (const auto& f : finalists) {
+      double hi = NAN, lo = NAN;
+      for (const Timing& t : at_hi.timings)
+        if (t.choice == f->name()) hi = t.ms / best_hi;
+      for (const Timing& t : at_lo.timings)
+        if (t.choice == f->name()) lo = t.ms / best_lo;
+      line += fmt::format(" {} {:.3f}/{:.3f}", f->name(), hi, lo);
+    }
+    fmt::print(stderr, "{}\n", line);
+  }
+  if (best != at_hi.winner && best_score * (1.0 + tie_margin(bt.problem)) < kept) {
+    if (runtime::log_enabled("autotune"))
+      fmt::print(stderr, "AUTOTUNE bucket M {}: {} serves the bucket better than {} ({:.3f} against {:.3f})\n",
+                 m_key(bt.bucket), best->name(), at_hi.winner->name(), best_score, kept);
+    at_hi.winner = best;
+  }
+  return at_hi;
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
 }  // namespace
 
 BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
@@ -404,8 +528,31 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       return it->second;
     }
   }
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool timing_log = runtime::log_enabled("timing");
   const std::string key = database_key(p, o, dev);
+  const bool bucketed = o.tuning != Tuning::heuristic && !bucket_of(p, o.m_buckets).exact();
+  const std::string bkey = bucketed ? bucket_memo_key(p, key) : std::string();
+  if (bucketed) {
+    choices::ChoicePtr held;
+    {
+      std::lock_guard<std::mutex> lock(g_bucket_mutex);
+      if (auto it = g_bucket_memo.find(bkey); it != g_bucket_memo.end()) held = it->second;
+    }
+    if (held && held->can_implement(p, dev).empty()) {
+      count(g_counters.bucket_hits);
+      if (o.tuning == Tuning::cached_only) log_cached_only(p, key, true, held.get());
+      if (timing_log)
+        fmt::print(stderr, "tmagemm timing choose {}: {:.3f} ms (the bucket's winner held in memory)\n",
+                   p.describe(), elapsed_ms(t0));
+      std::lock_guard<std::mutex> lock(g_memo_mutex);
+      g_memo.emplace(std::move(mkey), held);
+      return held;
+    }
+  }
   const auto cands = enumerate(p, o, dev);
+  const double enumerate_ms = elapsed_ms(t0);
+  double database_ms = 0, remote_ms = 0;
   std::vector<choices::ChoicePtr> usable;
   for (const auto& c : cands)
     if (c.reason.empty()) usable.push_back(c.choice);
@@ -415,12 +562,20 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     throw Error(ErrorCode::no_valid_choice, msg);
   }
   choices::ChoicePtr chosen;
+  bool remember_for_bucket = false;
   if (o.tuning != Tuning::heuristic) {
+    const auto t_db = std::chrono::steady_clock::now();
     auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
-    if (!rec && (rec = remote_winner(key, dev)))  // a local miss: the fleet's cache (remote_cache.hpp), kept here
-      with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
-    if (rec) chosen = runnable(cands, rec->winner);  // tuned on the bucket's representative: may be set aside here
+    database_ms = elapsed_ms(t_db);
+    if (!rec) {  // a local miss: the fleet's cache (remote_cache.hpp), kept here
+      const auto t_remote = std::chrono::steady_clock::now();
+      if ((rec = remote_winner(key, dev)))
+        with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
+      remote_ms = elapsed_ms(t_remote);
+    }
+    if (rec) chosen = stored_winner(p, o, dev, *rec, cands);  // tuned on the bucket's representative: may be set aside here
     count(chosen ? g_counters.db_hits : g_counters.db_misses);
+    remember_for_bucket = chosen != nullptr;
   }
   if (!chosen && o.tuning == Tuning::benchmark) {
     if (runtime::stream_capturing(o.stream)) {
@@ -439,10 +594,9 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       if (chosen) return chosen;
     } else {
       const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
-      const Tuned t = benchmark(bt.problem, o, bt.candidates);
+      Tuned t = benchmark(bt.problem, o, bt.candidates);
+      if (!bt.bucket.exact()) t = confirm_on_low_end(o, bt, std::move(t));
       count(g_counters.tuned);
-      chosen = runnable(cands, t.winner->name());  // the call's own enumeration of the winner
-      if (!chosen) chosen = t.winner;
       if (runtime::log_enabled("autotune")) {
         if (!bt.bucket.exact())
           fmt::print(stderr, "AUTOTUNE bucket M {}: tuned on M = {} for the call's M = {} ({} of {} candidates run "
@@ -450,7 +604,10 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                      usable.size());
         print_autotune(bt.problem, t, bt.candidates.size());
       }
-      const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
+      TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
+      // The winner's config is the one of the choice that won (a cuBLASLt rank at the representative M).
+      for (Timing& timing : record.timings)
+        if (timing.choice == t.winner->name()) timing.config = t.winner->algorithm_config();
       with_database(
           [&](TuningDb& db) {
             db.put(key, record);
@@ -458,6 +615,10 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
           },
           false);
       publish_winner(bt.problem, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
+      // The call's own enumeration of the winner, or the timed algorithm itself where the name is a rank.
+      chosen = stored_winner(p, o, dev, record, cands);
+      if (!chosen) chosen = t.winner;
+      remember_for_bucket = true;
     }
   }
   const bool tuned_or_stored = chosen != nullptr;
@@ -467,6 +628,16 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     if (o.tuning == Tuning::cached_only) count(g_counters.cached_only_misses);
   }
   if (o.tuning == Tuning::cached_only) log_cached_only(p, key, tuned_or_stored, chosen.get());
+  if (timing_log)
+    fmt::print(stderr,
+               "tmagemm timing choose {}: {:.3f} ms (enumerate {:.3f}, database {:.3f}, remote {:.3f}, the rest: "
+               "tuning, restore, heuristic) -> {}\n",
+               p.describe(), elapsed_ms(t0), enumerate_ms, database_ms, remote_ms,
+               chosen ? chosen->name() : std::string("(none)"));
+  if (bucketed && remember_for_bucket && chosen) {
+    std::lock_guard<std::mutex> lock(g_bucket_mutex);
+    g_bucket_memo[bkey] = chosen;
+  }
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
   return chosen;
@@ -481,6 +652,12 @@ void report_failure(const GemmProblem& p, const Options& o, const choices::Choic
   {
     std::lock_guard<std::mutex> lock(g_memo_mutex);
     g_memo.erase(memo_key(p, o, dev));
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_bucket_mutex);
+    if (auto it = g_bucket_memo.find(bucket_memo_key(p, database_key(p, o, dev)));
+        it != g_bucket_memo.end() && it->second->name() == choice.name())
+      g_bucket_memo.erase(it);
   }
   fmt::print(stderr, "tmagemm: {} failed for {} and is skipped from now on: {}\n", choice.name(), p.describe(), what);
 }
@@ -516,8 +693,12 @@ void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra) {
 }
 
 void forget_in_memory() {
-  std::lock_guard<std::mutex> lock(g_memo_mutex);
-  g_memo.clear();
+  {
+    std::lock_guard<std::mutex> lock(g_memo_mutex);
+    g_memo.clear();
+  }
+  std::lock_guard<std::mutex> lock(g_bucket_mutex);
+  g_bucket_memo.clear();
 }
 
 }  // namespace tmagemm::tune
@@ -527,6 +708,7 @@ namespace tmagemm {
 TuningStats tuning_stats() {
   TuningStats s;
   s.memo_hits = tune::g_counters.memo_hits.load(std::memory_order_relaxed);
+  s.bucket_hits = tune::g_counters.bucket_hits.load(std::memory_order_relaxed);
   s.db_hits = tune::g_counters.db_hits.load(std::memory_order_relaxed);
   s.db_misses = tune::g_counters.db_misses.load(std::memory_order_relaxed);
   s.tuned = tune::g_counters.tuned.load(std::memory_order_relaxed);
@@ -540,7 +722,7 @@ TuningStats tuning_stats() {
 }
 
 void reset_tuning_stats() {
-  for (auto* c : {&tune::g_counters.memo_hits, &tune::g_counters.db_hits, &tune::g_counters.db_misses,
+  for (auto* c : {&tune::g_counters.memo_hits, &tune::g_counters.bucket_hits, &tune::g_counters.db_hits, &tune::g_counters.db_misses,
                   &tune::g_counters.tuned, &tune::g_counters.cached_only_misses, &tune::g_counters.heuristic})
     c->store(0, std::memory_order_relaxed);
 }

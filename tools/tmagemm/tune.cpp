@@ -125,6 +125,9 @@ void add_tune(CLI::App& app, Action& action) {
   sub->add_option("--m", *m_list, fmt::format("--sweep, --serve: the M values (default {})", kDefaultSweep));
   sub->add_option("--calls", serve->calls, "--serve: calls per loop")->check(CLI::Range(1, 1000000))->capture_default_str();
   sub->add_option("--seed", serve->seed, "--serve: seed of the M sequence")->capture_default_str();
+  sub->add_flag("!--no-preload", serve->preload,
+                "--serve: skip the start-up preload of the weights' buckets (first calls then enumerate, read the "
+                "database and load kernels)");
   sub->add_option("--json", *json, "--sweep, --serve: also write the results to this JSON file");
   model_opt->excludes(sweep_opt)->excludes(serve_opt)->excludes(shapes);
   sweep_opt->excludes(serve_opt)->excludes(shapes);

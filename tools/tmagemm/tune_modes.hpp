@@ -46,6 +46,7 @@ struct ServeRun {
   unsigned seed = 1;
   std::string json;
   int device = 0;
+  bool preload = true;  // start as a server would: tmagemm::preload_model of the weights over the M range first
 };
 // A cached_only serving loop: `calls` calls with M drawn from the list, first in a process that has not seen them
 // (host time per call), then loops of the same calls with bucketed and with exact keys (throughput ratio).

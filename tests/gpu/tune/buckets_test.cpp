@@ -1,13 +1,19 @@
 // buckets_test.cpp (GPU) — shape buckets end to end: the first call of a bucket tunes it once (on its largest M), every
 // other M of the bucket runs the stored winner without tuning and computes the right result (persistent-TMA rows and
 // skinny rows), the next bucket tunes again, exact keys (Options::m_buckets = false) tune each M, and a cached_only
-// process never tunes: a missing bucket runs the heuristic choice, counted as a miss.
+// process never tunes: a missing bucket runs the heuristic choice, counted as a miss. A cuBLASLt winner is the
+// algorithm that was timed at every M of its bucket (not the heuristic's algorithm of the same rank there), and
+// preload_model readies a model's buckets so that a new M of one takes no enumeration, database read or module load.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "gpu/gpu_util.hpp"
 #include "tune/buckets.hpp"
 #include "tune/tuner.hpp"
 #include "tune/tuning_db.hpp"
+#include "tmagemm/tuning.hpp"
 
 namespace tmagemm::testing {
 namespace {
@@ -82,7 +88,9 @@ TEST_F(TuneBuckets, OneTuningServesEveryMOfTheBucket) {
   for (int64_t m : {2561, 2800, 3072}) EXPECT_EQ(call(m, o), winner) << "M " << m;
   const TuningStats s2 = tuning_stats();
   EXPECT_EQ(s2.tuned, s1.tuned);  // no tuning for the other rows of the bucket
-  EXPECT_EQ(s2.db_hits - s1.db_hits, 3u);
+  // The bucket's winner is held in memory: the other rows neither enumerate nor read the database.
+  EXPECT_EQ(s2.bucket_hits - s1.bucket_hits, 3u);
+  EXPECT_EQ(s2.db_hits, s1.db_hits);
   call(3073, o);  // the next bucket, 3073..3584
   EXPECT_EQ(tuning_stats().tuned - s2.tuned, 1u);
   EXPECT_EQ(tune::TuningDb(tune::TuningDb::default_path()).size(), 2u);
@@ -132,6 +140,70 @@ TEST_F(TuneBuckets, CachedOnlyNeverTunes) {
   EXPECT_EQ(s3.db_hits - s2.db_hits, 1u);
   EXPECT_EQ(s3.cached_only_misses, s2.cached_only_misses);
   EXPECT_EQ(s3.tuned, s2.tuned);
+}
+
+TEST_F(TuneBuckets, CublasLtWinnerIsTheTimedAlgorithmAtEveryM) {
+  shape(3100, 2048, 1024);
+  Options o = benchmark();
+  o.choice_regex = "^cublaslt_algo";  // cuBLASLt's choices only: the winner is one of its algorithms
+  const std::string winner = call(3000, o);  // bucket 2561..3072, tuned on M = 3072 (and its finalists on 2561)
+  ASSERT_EQ(winner.rfind("cublaslt_algo", 0), 0u) << winner;
+  const auto entries = tune::TuningDb(tune::TuningDb::default_path()).list();
+  ASSERT_EQ(entries.size(), 1u);
+  std::string stored;
+  for (const tune::Timing& t : entries[0].second.timings)
+    if (t.choice == winner) stored = t.config;
+  ASSERT_FALSE(stored.empty()) << "the winner's timing keeps its algorithm";
+  auto config_at = [&](int64_t m) {
+    TensorView va = a_->view();
+    va.sizes[0] = m;
+    Matrix out = make_matrix(DType::bf16, m, n_, false, 8, rng_, false);
+    return tune::choose(make_mm_problem(va, b_->view(), out.view()), o)->algorithm_config();
+  };
+  EXPECT_EQ(config_at(3000), stored);
+  for (int64_t m : {2561, 2700, 3072}) {
+    EXPECT_EQ(call(m, o), winner) << "M " << m;
+    EXPECT_EQ(config_at(m), stored) << "M " << m << " (held in memory)";
+  }
+  tune::forget_in_memory();  // as another process: restored from the database
+  for (int64_t m : {2600, 3072}) {
+    EXPECT_EQ(call(m, o), winner) << "M " << m;
+    EXPECT_EQ(config_at(m), stored) << "M " << m << " (restored from the database)";
+  }
+}
+
+TEST_F(TuneBuckets, PreloadReadiesEveryBucket) {
+  shape(320, 1536, 768);
+  const std::string model = (std::filesystem::path(tune::TuningDb::default_path()).parent_path() / "model.json").string();
+  {
+    std::ofstream f(model);
+    f << R"({"m": [257, 320], "weights": [{"op": "mm", "n": 1536, "k": 768, "dtype": "bf16", "layout": "rc"}]})";
+  }
+  const std::string winner = call(300, benchmark());  // the one bucket, 257..320, tuned as offline tuning would
+  tune::forget_in_memory();                           // a serving process starts
+  Options cached = Options::defaults_only();
+  cached.tuning = Tuning::cached_only;
+  const PreloadStats ps = preload_model(model, 0, cached);
+  EXPECT_EQ(ps.buckets, 1u);
+  EXPECT_EQ(ps.winners, 1u);
+  EXPECT_EQ(ps.misses, 0u);
+  // A new M of the bucket: the winner held in memory, nothing enumerated, read or loaded.
+  Matrix out = make_matrix(DType::bf16, 270, n_, false, 8, rng_, false);
+  TensorView va = a_->view();
+  va.sizes[0] = 270;
+  const TuningStats s0 = tuning_stats();
+  mm(va, b_->view(), out.view(), cached);
+  const TuningStats s1 = tuning_stats();
+  cuda_ok(cudaDeviceSynchronize(), "mm");
+  EXPECT_EQ(s1.bucket_hits - s0.bucket_hits, 1u);
+  EXPECT_EQ(s1.db_hits, s0.db_hits);
+  EXPECT_EQ(s1.modules_loaded, s0.modules_loaded);
+  EXPECT_EQ(s1.cached_only_misses, s0.cached_only_misses);
+  const Check chk = compare(out, reference_gemm(rows(270), *b_, 270, n_, k_));
+  EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+  EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+  EXPECT_EQ(tune::choose(make_mm_problem(va, b_->view(), out.view()), cached)->name(), winner);
+  EXPECT_THROW(preload_model(model + ".missing", 0, cached), Error);
 }
 
 }  // namespace
