@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "jit/support_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/fault.hpp"
+#include "runtime/log.hpp"
 #include "runtime/device.hpp"
 #include "tmagemm/error.hpp"
 #include "tune/tuner.hpp"
@@ -148,11 +150,19 @@ void run(const GemmProblem& p, const Options& o) {
   // A choice that fails to compile or launch is reported and skipped, and the next one runs; choose() throws
   // Error(no_valid_choice) with every reason when none is left. Nothing is written to out by a failed launch.
   for (;;) {
+    const auto t0 = std::chrono::steady_clock::now();
     const choices::ChoicePtr choice = tune::choose(p, o);
     try {
+      const auto t1 = std::chrono::steady_clock::now();
       Workspace workspace(p.device, o.stream, choice->workspace_bytes(p));
       runtime::inject_launch_fault(choice->name());
       choice->launch(p, o.stream, o, workspace.get());
+      if (runtime::log_enabled("timing")) {
+        using ms = std::chrono::duration<double, std::milli>;
+        const auto t2 = std::chrono::steady_clock::now();
+        fmt::print(stderr, "tmagemm timing call {}: {:.3f} ms host time (choose {:.3f}, launch {:.3f}: {})\n",
+                   p.describe(), ms(t2 - t0).count(), ms(t1 - t0).count(), ms(t2 - t1).count(), choice->name());
+      }
       return;
     } catch (const Error& e) {
       if (e.code() == ErrorCode::invalid_argument) throw;

@@ -117,7 +117,7 @@ TEST(RemoteCacheGpu, SecondProcessRunsTheWinnerWithoutTuningOrCompiling) {
   int process = 0;
   for (const auto& [filter, cache, log_topics] :
        {std::tuple{"RemoteCacheGpuHelper.TuneAndPublish", a, ""},
-        std::tuple{"RemoteCacheGpuHelper.FirstTunedCall", b, "autotune,remote"}}) {
+        std::tuple{"RemoteCacheGpuHelper.FirstTunedCall", b, "autotune,remote,timing"}}) {
     ++process;
     EnvGuard cache_dir("TMAGEMM_CACHE_DIR", cache.string());
     EnvGuard log("TMAGEMM_LOG", std::string(log_topics));
@@ -131,7 +131,7 @@ TEST(RemoteCacheGpu, SecondProcessRunsTheWinnerWithoutTuningOrCompiling) {
     for (std::size_t at = 0; at < out.size();) {  // the child's own report lines
       const std::size_t end = std::min(out.find('\n', at), out.size());
       const std::string line = out.substr(at, end - at);
-      if (line.rfind("mm ", 0) == 0 || line.rfind("first tuned call", 0) == 0)
+      if (line.rfind("mm ", 0) == 0 || line.rfind("first tuned call", 0) == 0 || line.rfind("tmagemm timing", 0) == 0)
         std::printf("process %d: %s\n", process, line.c_str());
       at = end + 1;
     }
