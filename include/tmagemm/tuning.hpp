@@ -30,22 +30,32 @@ struct TuningStats {
 
 TuningStats tuning_stats();
 
-// Start-up of a serving process (README "Serving"). For every shape bucket of every weight of a model file (the format
-// of `tmagemm tune --model`), resolves the bucket's choice from the tuning database as a call in Options::tuning =
-// cached_only would (never tuning; a miss resolves to the heuristic choice of the bucket's largest M) and readies it
-// (its kernels compiled or read from the kernel cache and loaded, cuBLASLt's descriptors planned), so that a later
-// call of any M of a bucket whose winner was found neither enumerates choices, reads the database nor loads a module.
-// Nothing is launched and no device memory is allocated. Throws Error(invalid_argument) for a bad model file (naming
-// the field and the rule), and what a call's choice would throw.
+// Start-up of a serving process (README "Serving"). For every shape bucket of every weight of a model (the JSON of
+// `tmagemm tune --model`), resolves the bucket's choice from the tuning database as a call in Options::tuning =
+// cached_only would (never tuning; a miss resolves to the heuristic choice of the bucket's largest M), readies it
+// (kernels compiled or read from the kernel cache and loaded, cuBLASLt's descriptors planned) and, with `warm`, runs
+// every kernel a call of the model's rows can meet once on zeroed scratch operands (each bucket's largest M, and for a
+// cuBLASLt winner one M per distinct first pick of its heuristic over the bucket's rows: CUDA loads a library kernel
+// on its first launch, ~3 ms each). Afterwards a call of any M of a bucket whose winner was found neither enumerates
+// choices, reads the database nor loads a module or kernel. The scratch is the largest problem of the model (for an
+// llm weight of 28672x8192 and M up to 8192: ~1.1 GB), allocated once and freed before it returns; the runs go to
+// options.stream, synchronised. Throws Error(invalid_argument) for a bad model (naming the field and the rule), and
+// what a call would throw.
 struct PreloadStats {
-  uint64_t buckets = 0;  // (weight, bucket) pairs resolved
-  uint64_t winners = 0;  // ... found in the tuning database (or the remote cache)
-  uint64_t misses = 0;   // ... not tuned: their first calls run the heuristic choice
+  uint64_t buckets = 0;    // (weight, bucket) pairs resolved
+  uint64_t winners = 0;    // ... found in the tuning database (or the remote cache)
+  uint64_t misses = 0;     // ... not tuned: their first calls run the heuristic choice
+  uint64_t warm_runs = 0;  // GEMMs run on scratch
   double seconds = 0;
 };
-// `options`: the filters the serving calls will use (backends, carveout, regex, m_buckets); tuning is taken as
-// cached_only whatever it says.
-PreloadStats preload_model(const std::string& model_path, int device = 0, const Options& options = Options());
+// `options`: the filters the serving calls will use (backends, carveout, regex, m_buckets, stream); tuning is taken
+// as cached_only whatever it says.
+PreloadStats preload_model(const std::string& model_path, int device = 0, const Options& options = Options(),
+                           bool warm = true);
+// The same with the model file's text (`origin` names it in messages).
+PreloadStats preload_model_json(const std::string& model_json, const std::string& origin, int device = 0,
+                                const Options& options = Options(), bool warm = true);
+
 // Sets the call counters to 0 (the module counts are the registry's state, not counters).
 void reset_tuning_stats();
 

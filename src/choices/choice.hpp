@@ -38,11 +38,6 @@ class Choice {
   // Everything that can be done before the first launch (NVRTC compile, library descriptors). Safe to call
   // from several threads at once for different choices. Throws Error on failure (the choice is then dropped).
   virtual void precompile(const GemmProblem& problem, int device) const = 0;
-  // What the name stands for beyond itself, serialised, or empty when the name says it all. A library choice named by
-  // its rank (cuBLASLt's "cublaslt_algo2") returns the algorithm it runs: the tuning database keeps it with the timing
-  // (Timing::config) and the tuner restores a winner from it (Backend::restore), so that a bucket's winner runs the
-  // algorithm that was timed at every M of the bucket.
-  virtual std::string algorithm_config() const { return {}; }
   // The kernels the choice compiles and launches for `problem` (what precompile compiles): the tuner publishes a
   // winner's cubins to the remote cache with them (tune/remote_cache.cpp). Empty for a library's choices (cuBLASLt).
   virtual std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& /*problem*/) const { return {}; }
@@ -112,10 +107,6 @@ struct Backend {
   // null.
   std::string (*heuristic_pick)(const GemmProblem& problem, const runtime::DeviceInfo& device,
                                 int sm_carveout) = nullptr;
-  // The choice named `name` whose Choice::algorithm_config() was `config` when it won, for `problem`; null when it cannot be
-  // restored (the tuner then looks the name up among the problem's candidates). May be null.
-  ChoicePtr (*restore)(const GemmProblem& problem, const runtime::DeviceInfo& device, const Options& options,
-                       const std::string& name, const std::string& config) = nullptr;
   // Enumeration asks a library (cuBLASLt: a handle, descriptors and its heuristic): while the backend is off, the
   // tuner lists one "backend disabled" entry instead of enumerating it.
   bool costly_enumeration = false;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <charconv>
 #include <cstdlib>
 #include <limits>
@@ -629,23 +630,6 @@ struct Plan {
            c.fast_accum == call.fast_accum &&
            (!bias || (c.bias_dtype == call.bias_dtype && c.bias_alignment >= call.bias_alignment));
   }
-
-  // True when an algorithm chosen for this plan may be offered to cuBLASLt for `c` (its check then decides): `fits`
-  // without the extents, lds and batch strides — the same transposes, types, epilogue signature, SM target and
-  // reduction mask, every matrix at least as aligned as the heuristic was told, batched or not alike.
-  bool compatible(const CublasLtCall& c, int32_t target, uint32_t mask) const {
-    const bool bias = is_bias_epilogue(c.epilogue);
-    auto like = [](const CublasLtMatrix& x, const CublasLtMatrix& y) {
-      return x.dtype == y.dtype && x.transpose == y.transpose;
-    };
-    return target == sm_target && mask == reduction_mask && c.swapped == call.swapped &&
-           (c.batch > 1) == (call.batch > 1) && like(c.a, call.a) && like(c.b, call.b) && like(c.c, call.c) &&
-           like(c.c_in, call.c_in) && c.a.alignment >= call.a.alignment && c.b.alignment >= call.b.alignment &&
-           c.c.alignment >= call.c.alignment && c.c_in.alignment >= call.c_in.alignment &&
-           c.epilogue == call.epilogue && (c.beta != 0.0f) == (call.beta != 0.0f) && c.scaled == call.scaled &&
-           c.scale_mode == call.scale_mode && c.fast_accum == call.fast_accum &&
-           (!bias || (c.bias_dtype == call.bias_dtype && c.bias_alignment >= call.bias_alignment));
-  }
 };
 
 // The reduction scheme an algorithm is configured with; false when cuBLASLt cannot say.
@@ -661,10 +645,13 @@ bool reduction_scheme_of(const cublasLtMatmulAlgo_t& algo, uint32_t& scheme) {
 // heuristic for up to `count` algorithms whose reduction scheme is in `mask` (cublaslt_reduction_mask); `results`
 // keeps the usable ones, best first. Returns the reason on failure. Makes the problem's device current while it
 // works.
-// The plan (handle, descriptors) of a problem cuBLASLt can express, without asking the heuristic; the reason on
-// failure. The caller has made the problem's device current.
-std::string plan_descriptors(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask,
-                             std::shared_ptr<Plan>& plan) {
+std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask, int count,
+                      std::shared_ptr<Plan>& plan, std::vector<cublasLtMatmulHeuristicResult_t>& results) {
+  DeviceGuard guard;
+  if (cudaError_t e = guard.set(p.device); e != cudaSuccess) {
+    cudaGetLastError();
+    return fmt::format("cudaSetDevice({}): {}", p.device, cudaGetErrorName(e));
+  }
   plan = std::make_shared<Plan>();
   plan->device = p.device;
   plan->sm_count = sm_count;
@@ -676,17 +663,6 @@ std::string plan_descriptors(const GemmProblem& p, int sm_count, int32_t target,
   std::string what;
   if (cublasStatus_t st = build_descriptors(plan->call, target, plan->desc, what); st != CUBLAS_STATUS_SUCCESS)
     return fmt::format("{}: {}", what, status_name(st));
-  return {};
-}
-
-std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask, int count,
-                      std::shared_ptr<Plan>& plan, std::vector<cublasLtMatmulHeuristicResult_t>& results) {
-  DeviceGuard guard;
-  if (cudaError_t e = guard.set(p.device); e != cudaSuccess) {
-    cudaGetLastError();
-    return fmt::format("cudaSetDevice({}): {}", p.device, cudaGetErrorName(e));
-  }
-  if (auto r = plan_descriptors(p, sm_count, target, mask, plan); !r.empty()) return r;
 
   cublasLtMatmulPreference_t pref = nullptr;
   cublasStatus_t st = cublasLtMatmulPreferenceCreate(&pref);
@@ -748,79 +724,6 @@ std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32
   return {};
 }
 
-// An algorithm as the tuning database keeps it (Choice::config): "lt<cuBLASLt version>:<the alignments in bytes of
-// A, B, C and D that the algorithm was chosen under>:<the 64 bytes of cublasLtMatmulAlgo_t in hex>". cuBLASLt documents
-// the opaque algorithm structure as serialisable and restorable by the same library version; the alignments are what
-// the algorithm may assume of the operands (the heuristic's minimum alignments).
-struct StoredAlgo {
-  cublasLtMatmulAlgo_t algo{};
-  uint32_t align[4] = {256, 256, 256, 256};  // A, B, C, D of cuBLAS's call
-};
-
-std::string algo_config(const CublasLtCall& assumed, const cublasLtMatmulAlgo_t& algo) {
-  static_assert(sizeof algo == 64, "cublasLtMatmulAlgo_t is 8 x uint64_t");
-  std::string hex;
-  hex.reserve(128);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&algo);
-  for (std::size_t i = 0; i < sizeof algo; ++i) hex += fmt::format("{:02x}", bytes[i]);
-  return fmt::format("lt{}:{},{},{},{}:{}", cublasLtGetVersion(), assumed.a.alignment, assumed.b.alignment,
-                     assumed.c_in.alignment, assumed.c.alignment, hex);
-}
-
-// Empty and `out` filled when `text` is algo_config's form written by this cuBLASLt version; else the reason.
-std::string parse_algo_config(const std::string& text, StoredAlgo& out) {
-  const std::string version = fmt::format("lt{}:", cublasLtGetVersion());
-  if (text.rfind(version, 0) != 0)
-    return fmt::format("stored by another cuBLASLt version or malformed ('{}', this library is {})",
-                       text.substr(0, text.find(':')), version.substr(0, version.size() - 1));
-  std::size_t pos = version.size();
-  for (int i = 0; i < 4; ++i) {
-    const std::size_t end = text.find(i < 3 ? ',' : ':', pos);
-    if (end == std::string::npos) return "malformed alignments";
-    uint32_t v = 0;
-    const auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + end, v);
-    if (ec != std::errc() || ptr != text.data() + end || v == 0 || v > 256 || (v & (v - 1)) != 0)
-      return "malformed alignments";
-    out.align[i] = v;
-    pos = end + 1;
-  }
-  if (text.size() - pos != 2 * sizeof out.algo) return "malformed algorithm bytes";
-  auto* bytes = reinterpret_cast<unsigned char*>(&out.algo);
-  for (std::size_t i = 0; i < sizeof out.algo; ++i) {
-    unsigned v = 0;
-    const char* first = text.data() + pos + 2 * i;
-    const auto [ptr, ec] = std::from_chars(first, first + 2, v, 16);
-    if (ec != std::errc() || ptr != first + 2) return "malformed algorithm bytes";
-    bytes[i] = static_cast<unsigned char>(v);
-  }
-  return {};
-}
-
-// The plan of `p` running algorithm `algo`, when cuBLASLt's check accepts the algorithm for the plan's descriptors,
-// its reduction scheme is in `mask` and its workspace fits; else the reason. Host work only (descriptors and
-// cublasLtMatmulAlgoCheck, no heuristic query).
-std::string checked_plan(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask,
-                         const cublasLtMatmulAlgo_t& algo, std::shared_ptr<Plan>& plan, std::size_t& workspace) {
-  DeviceGuard guard;
-  if (cudaError_t e = guard.set(p.device); e != cudaSuccess) {
-    cudaGetLastError();
-    return fmt::format("cudaSetDevice({}): {}", p.device, cudaGetErrorName(e));
-  }
-  if (auto r = plan_descriptors(p, sm_count, target, mask, plan); !r.empty()) return r;
-  cublasLtMatmulHeuristicResult_t result{};
-  const cublasStatus_t st = cublasLtMatmulAlgoCheck(plan->handle, plan->desc.op, plan->desc.a, plan->desc.b,
-                                                    plan->desc.c_layout(), plan->desc.c, &algo, &result);
-  if (st != CUBLAS_STATUS_SUCCESS) return fmt::format("cuBLASLt's check refuses the algorithm: {}", status_name(st));
-  if (result.workspaceSize > kCublasLtWorkspaceBytes)
-    return fmt::format("the algorithm needs {} bytes of workspace here", result.workspaceSize);
-  uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
-  if (mask != CUBLASLT_REDUCTION_SCHEME_MASK &&
-      (!reduction_scheme_of(algo, scheme) || !cublaslt_reduction_allowed(scheme, mask)))
-    return "the algorithm's reduction scheme is outside the allowed mask";
-  workspace = result.workspaceSize;
-  return {};
-}
-
 // The single choice offered when the heuristic cannot be asked; can_implement says why.
 class CublasLtUnavailable final : public Choice {
  public:
@@ -842,22 +745,21 @@ class CublasLtUnavailable final : public Choice {
   std::string reason_;
 };
 
-// Heuristic algorithm number `rank` (0 = cuBLASLt's first pick) for the problem it was enumerated for: one algorithm
-// (cublasLtMatmulAlgo_t), which the choice runs on every problem it takes. The tuner keeps a winning choice for every
-// problem with the same tuning key, which does not fix M (shape buckets), lds, batch strides or exact alignment; on
-// such a problem the choice runs the same algorithm where cuBLASLt's check accepts it for the new descriptors and the
-// operands are at least as aligned as it was chosen under, else (a less aligned layout, a check that refuses) it asks
-// the heuristic again and runs the algorithm of the same rank. Descriptors per layout are kept (at most
-// kKeptLayouts). algorithm_config() is the algorithm, so that a tuning database winner is restored as the algorithm that was
-// timed (restore below), not as whatever the heuristic ranks there at another M.
+// Heuristic algorithm number `rank` (0 = cuBLASLt's first pick) for a problem. The tuner keeps a winning choice
+// for every problem with the same tuning key, which does not fix M (shape buckets), lds, batch strides or exact
+// alignment; for such a problem the choice asks the heuristic again (per distinct layout; the last kKeptLayouts
+// layouts are kept) and runs the algorithm of the same rank, so the name always means "the heuristic's pick number
+// <rank> for this problem". (Running the algorithm timed on the bucket's largest M at every M of the bucket instead
+// measured 1.034 of exact per-M tuning against 1.020 this way on the H200: cuBLASLt's heuristic adapts its pick to M,
+// docs/perf-notes.md.)
 class CublasLtChoice final : public Choice {
  public:
   struct Variant {
     std::shared_ptr<const Plan> plan;
     cublasLtMatmulAlgo_t algo{};
     std::size_t workspace = 0;
-    bool algo_same = true;  // the primary's algorithm (false: the heuristic's of the same rank for this layout)
   };
+
   using VariantPtr = std::shared_ptr<const Variant>;
 
   CublasLtChoice(int rank, Variant primary)
@@ -867,7 +769,6 @@ class CublasLtChoice final : public Choice {
 
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "cublaslt"; }
-  std::string algorithm_config() const override { return algo_config(primary_->plan->call, primary_->algo); }
 
   std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& device) const override {
     if (auto r = cublaslt_reason_unsupported(p); !r.empty()) return r;
@@ -880,7 +781,7 @@ class CublasLtChoice final : public Choice {
   }
 
   // The descriptors of the enumerated problem were built with the heuristic query; a problem with another layout
-  // gets its own here (host work only: descriptors and cuBLASLt's check, or a heuristic query).
+  // gets its own here (host work only: descriptors and a heuristic query).
   void precompile(const GemmProblem& p, int /*device*/) const override {
     if (auto r = can_implement(p, runtime::DeviceInfo{}); !r.empty())
       throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, r));
@@ -905,7 +806,7 @@ class CublasLtChoice final : public Choice {
                  name_, call.m, call.n, call.k, call.batch, call.a.transpose ? 'T' : 'N', call.b.transpose ? 'T' : 'N',
                  call.swapped, call.epilogue, call.beta,
                  call.scaled ? fmt::format(" scale_mode={} fast_accum={}", call.scale_mode, call.fast_accum) : "",
-                 v.workspace, held == primary_ ? "" : v.algo_same ? " (same algorithm, own layout)" : " (re-planned layout)");
+                 v.workspace, held == primary_ ? "" : " (re-planned layout)");
     const float alpha = call.alpha, beta = call.beta;
     const Plan& plan = *v.plan;
     // The bias and scale pointers are per-call data, but the plan's matmul descriptor is shared by every launch of the
@@ -946,45 +847,27 @@ class CublasLtChoice final : public Choice {
   const char* library() const override { return "cuBLASLt"; }
 
  private:
-  // Layouts other than the primary's whose descriptors are kept (a serving process meets every M of a bucket).
-  static constexpr std::size_t kKeptLayouts = 64;
-
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
-  // the enumerated one when it fits; else, kept per layout, the same algorithm where the call is compatible with the
-  // primary plan and cuBLASLt's check accepts it, else the heuristic's algorithm of the same rank for this layout.
-  // Throws Error(unsupported) when the heuristic has nothing for it.
+  // the enumerated one when it fits, else one planned for this layout and mask (kept). Throws Error(unsupported)
+  // when the heuristic has nothing for it.
   VariantPtr variant_for(const GemmProblem& p, const CublasLtCall& call, int32_t target, uint32_t mask) const {
     if (primary_->plan->fits(call, target, mask)) return primary_;
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = others_.rbegin(); it != others_.rend(); ++it)
       if ((*it)->plan->fits(call, target, mask)) return *it;
-    VariantPtr made;
-    if (primary_->plan->compatible(call, target, mask)) {
-      std::shared_ptr<Plan> plan;
-      std::size_t workspace = 0;
-      if (checked_plan(p, primary_->plan->sm_count, target, mask, primary_->algo, plan, workspace).empty()) {
-        // What the algorithm may assume stays what it was chosen under (fits compares later calls with it).
-        plan->call.a.alignment = primary_->plan->call.a.alignment;
-        plan->call.b.alignment = primary_->plan->call.b.alignment;
-        plan->call.c.alignment = primary_->plan->call.c.alignment;
-        plan->call.c_in.alignment = primary_->plan->call.c_in.alignment;
-        made = std::make_shared<const Variant>(Variant{std::move(plan), primary_->algo, workspace, true});
-      }
-    }
-    if (!made) {
-      std::shared_ptr<Plan> plan;
-      std::vector<cublasLtMatmulHeuristicResult_t> results;
-      const std::string reason = make_plan(p, primary_->plan->sm_count, target, mask, rank_ + 1, plan, results);
-      if (!reason.empty()) throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
-      // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
-      const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
-      made = std::make_shared<const Variant>(Variant{std::move(plan), r.algo, r.workspaceSize, false});
-    }
-    if (others_.size() >= kKeptLayouts) others_.erase(others_.begin());  // launches in flight hold their own
-    others_.push_back(made);
-    return made;
+    std::shared_ptr<Plan> plan;
+    std::vector<cublasLtMatmulHeuristicResult_t> results;
+    const std::string reason = make_plan(p, primary_->plan->sm_count, target, mask, rank_ + 1, plan, results);
+    if (!reason.empty()) throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
+    // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
+    const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
+    // A serving process meets every M of a bucket: the oldest layouts are dropped (a launch in flight holds its own).
+    if (others_.size() >= kKeptLayouts) others_.erase(others_.begin());
+    others_.push_back(std::make_shared<const Variant>(Variant{std::move(plan), r.algo, r.workspaceSize}));
+    return others_.back();
   }
 
+  static constexpr std::size_t kKeptLayouts = 64;
   std::string name_;
   int rank_;
   VariantPtr primary_;
@@ -1025,51 +908,39 @@ std::vector<ChoicePtr> enumerate(const GemmProblem& p, const runtime::DeviceInfo
   }
 }
 
-// Backend::restore: the algorithm that a tuning database winner `name` with `config` (algo_config's form) stands for,
-// as a choice for `p`; null when it cannot be restored here (another cuBLASLt version, operands less aligned than it
-// was chosen under, cuBLASLt's check refusing it for p's descriptors): the tuner then takes the heuristic's algorithm
-// of the same rank.
-ChoicePtr restore(const GemmProblem& p, const runtime::DeviceInfo& device, const Options& options,
-                  const std::string& name, const std::string& config) {
-  constexpr std::string_view prefix = "cublaslt_algo";
-  if (name.rfind(prefix, 0) != 0) return nullptr;
-  int rank = -1;
-  const auto [ptr, ec] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), rank);
-  if (ec != std::errc() || ptr != name.data() + name.size() || rank < 0 || rank >= kCublasLtMaxTopK) return nullptr;
-  StoredAlgo stored;
-  if (!parse_algo_config(config, stored).empty()) return nullptr;
-  if (!cublaslt_reason_unsupported(p).empty()) return nullptr;
-  try {
-    if (p.device < 0 || p.device >= runtime::device_count()) return nullptr;
-    const runtime::DeviceInfo& info =
-        device.index == p.device && device.sm_count > 0 ? device : runtime::device_info(p.device);
-    if (!cublaslt_device_reason(p, info.cc_major, info.cc_minor).empty()) return nullptr;
-    const CublasLtCall call = cublaslt_call(p);
-    if (call.a.alignment < stored.align[0] || call.b.alignment < stored.align[1] ||
-        call.c_in.alignment < stored.align[2] || call.c.alignment < stored.align[3])
-      return nullptr;
-    std::shared_ptr<Plan> plan;
-    std::size_t workspace = 0;
-    const uint32_t mask = cublaslt_reduction_mask(p.out.dtype, options.allow_reduced_precision_reduction);
-    if (!checked_plan(p, info.sm_count, sm_target(info.sm_count, options.sm_carveout), mask, stored.algo, plan,
-                      workspace)
-             .empty())
-      return nullptr;
-    plan->call.a.alignment = stored.align[0];
-    plan->call.b.alignment = stored.align[1];
-    plan->call.c_in.alignment = stored.align[2];
-    plan->call.c.alignment = stored.align[3];
-    return std::make_shared<const CublasLtChoice>(
-        rank, CublasLtChoice::Variant{std::move(plan), stored.algo, workspace, true});
-  } catch (const std::exception&) {
-    return nullptr;
-  }
-}
-
 }  // namespace
 
+std::vector<std::size_t> cublaslt_distinct_first_picks(const std::vector<GemmProblem>& problems,
+                                                       const Options& options) {
+  std::vector<std::size_t> firsts;
+  std::vector<cublasLtMatmulAlgo_t> seen;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const GemmProblem& p = problems[i];
+    if (!cublaslt_reason_unsupported(p).empty()) continue;
+    try {
+      if (p.device < 0 || p.device >= runtime::device_count()) continue;
+      const runtime::DeviceInfo& info = runtime::device_info(p.device);
+      std::shared_ptr<Plan> plan;
+      std::vector<cublasLtMatmulHeuristicResult_t> results;
+      const uint32_t mask = cublaslt_reduction_mask(p.out.dtype, options.allow_reduced_precision_reduction);
+      if (!make_plan(p, info.sm_count, sm_target(info.sm_count, options.sm_carveout), mask, 1, plan, results).empty())
+        continue;
+      const cublasLtMatmulAlgo_t& a = results.front().algo;
+      if (std::none_of(seen.begin(), seen.end(), [&](const cublasLtMatmulAlgo_t& x) {
+            return std::memcmp(&x, &a, sizeof a) == 0;
+          })) {
+        seen.push_back(a);
+        firsts.push_back(i);
+      }
+    } catch (const std::exception&) {
+      continue;
+    }
+  }
+  return firsts;
+}
+
 Backend cublaslt_backend() {
-  return Backend{.name = "cublaslt", .enumerate = &enumerate, .restore = &restore, .costly_enumeration = true};
+  return Backend{.name = "cublaslt", .enumerate = &enumerate, .costly_enumeration = true};
 }
 
 }  // namespace tmagemm::choices

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "choices/choice.hpp"
 #include "problem/problem.hpp"
@@ -144,5 +145,13 @@ bool cublaslt_reduction_allowed(uint32_t scheme, uint32_t mask);
 // How many heuristic algorithms to offer: TMAGEMM_CUBLASLT_TOP_K (1..16) when set and not empty, else 4.
 // A malformed value throws Error(invalid_argument) naming the variable.
 int cublaslt_top_k();
+
+// Indices into `problems` (one GEMM at several M, usually a shape bucket's rows) of the first problem for each distinct
+// algorithm cuBLASLt's heuristic picks first (rank 0) among them, under `options` (SM carveout, reduction mask). A
+// cuBLASLt choice runs that pick at each M, and CUDA loads a library kernel on its first launch (lazy loading: ~3 ms
+// each on the H200, docs/perf-notes.md), so tmagemm::preload_model runs one problem per distinct pick. Host work: one
+// heuristic query per problem (~0.1-0.3 ms). Problems cuBLASLt cannot take are skipped.
+std::vector<std::size_t> cublaslt_distinct_first_picks(const std::vector<GemmProblem>& problems,
+                                                       const Options& options);
 
 }  // namespace tmagemm::choices

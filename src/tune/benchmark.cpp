@@ -430,7 +430,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   if (finalists > 1) rounds(finalists, 20, 100000, 0.15);
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {
-    result.timings.push_back({m.choice->name(), median(m.times), m.choice->algorithm_config()});
+    result.timings.push_back({m.choice->name(), median(m.times)});
     ++result.benchmarked;
   }
   std::sort(result.timings.begin(), result.timings.end(),

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -15,6 +13,7 @@
 #include "runtime/cuda_check.hpp"
 #include "tmagemm/error.hpp"
 #include "tmagemm/tuning.hpp"
+#include "choices/cublaslt.hpp"
 #include "tune/tuner.hpp"
 
 namespace tmagemm::tune {
@@ -287,7 +286,7 @@ JobResult tune_job(const Model& model, const ModelJob& job, int device, Options 
   return r;
 }
 
-PreloadStats preload(const Model& model, int device, Options options) {
+PreloadStats preload(const Model& model, int device, Options options, std::vector<GemmProblem>* warm_runs) {
   const auto t0 = std::chrono::steady_clock::now();
   runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
   options.tuning = Tuning::cached_only;
@@ -305,22 +304,18 @@ PreloadStats preload(const Model& model, int device, Options options) {
       else
         ++stats.misses;
       c->precompile(p, device);
+      if (!warm_runs) continue;
+      warm_runs->push_back(p);
+      // A cuBLASLt choice runs its rank's heuristic pick at each M: one run per distinct first pick of the bucket's
+      // rows loads each kernel it can meet (buckets.hpp: in a bucket only rank 0 is ever the winner).
+      if (std::string(c->backend()) == "cublaslt" && !b.exact()) {
+        std::vector<GemmProblem> rows;
+        for (int64_t r = b.lo; r < b.hi; ++r) rows.push_back(model_problem(w, r, device));
+        for (std::size_t i : choices::cublaslt_distinct_first_picks(rows, options)) warm_runs->push_back(rows[i]);
+      }
     }
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
 }
 
 }  // namespace tmagemm::tune
-
-namespace tmagemm {
-
-PreloadStats preload_model(const std::string& model_path, int device, const Options& options) {
-  std::ifstream file(model_path, std::ios::binary);
-  if (!file)
-    throw Error(ErrorCode::invalid_argument, fmt::format("preload_model: cannot read the model file {}", model_path));
-  std::ostringstream text;
-  text << file.rdbuf();
-  return tune::preload(tune::parse_model(text.str(), model_path), device, options);
-}
-
-}  // namespace tmagemm

@@ -67,8 +67,11 @@ struct JobResult {
 // tuning database, as if a call of the bucket's largest M had come first. Throws what choose() throws.
 JobResult tune_job(const Model& model, const ModelJob& job, int device, Options options);
 
-// preload_model (tmagemm/tuning.hpp) on a parsed model: every job's bucket resolved on its largest M under
-// `options` with tuning = cached_only, and the choice precompiled.
-PreloadStats preload(const Model& model, int device, Options options);
+// preload_model (tmagemm/tuning.hpp) on a parsed model, without the warm-up runs: every bucket of every weight resolved
+// on its largest M under `options` with tuning = cached_only and its choice precompiled. With `warm_runs`, appends the
+// problems (stand-in addresses) to run once so that every kernel a call of the model's rows can meet is loaded: each
+// bucket's largest M, and for a cuBLASLt choice one M per distinct first pick of its heuristic over the bucket's rows.
+// `seconds` covers this part only.
+PreloadStats preload(const Model& model, int device, Options options, std::vector<GemmProblem>* warm_runs = nullptr);
 
 }  // namespace tmagemm::tune

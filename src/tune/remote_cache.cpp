@@ -43,7 +43,6 @@ std::string winner_value(const std::string& database_key, const TuningRecord& re
       item["ms"] = t.ms;
     else
       item["ms"] = nullptr;
-    if (!t.config.empty()) item["config"] = t.config;
     timings.push_back(std::move(item));
   }
   const json value = {{"key", database_key},          {"device", device.name},
@@ -109,13 +108,7 @@ std::optional<TuningRecord> read_winner_value(const std::string& value, const st
       why = "a malformed timing";
       return std::nullopt;
     }
-    // A config (a cuBLASLt algorithm structure, handed to the library) is taken from signed values only; unsigned, only
-    // the name is used, which the tuner matches against the process's own candidates.
-    std::string config;
-    if (runtime::remote::signing())
-      if (const auto c = string_member(t, "config")) config = *c;
-    record.timings.push_back(
-        {*choice, ms->is_null() ? std::numeric_limits<double>::infinity() : ms->get<double>(), std::move(config)});
+    record.timings.push_back({*choice, ms->is_null() ? std::numeric_limits<double>::infinity() : ms->get<double>()});
   }
   return record;
 }

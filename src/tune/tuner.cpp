@@ -403,8 +403,13 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
   t.problem = with_m(p, t.bucket.hi);
   const auto at_rep = enumerate(t.problem, o, dev);
   const auto at_lo = t.bucket.lo == p.m ? cands : enumerate(with_m(p, t.bucket.lo), o, dev);
+  // A library choice named by its rank (cuBLASLt's "cublaslt_algo<r>") runs the heuristic's pick of that rank at each M,
+  // which is another algorithm at another M of the bucket; only its first pick (rank 0), the library's own choice at
+  // every M, is a policy that one tuning can stand for. (Measured on the H200, docs/perf-notes.md: a bucket's rank-3
+  // winner lost 5-15 % to rank 0 at other Ms of the bucket.)
   for (const auto& c : at_rep)
-    if (c.reason.empty() && runnable(at_lo, c.choice->name()) && runnable(cands, c.choice->name()))
+    if (c.reason.empty() && c.choice->library_rank() <= 0 && runnable(at_lo, c.choice->name()) &&
+        runnable(cands, c.choice->name()))
       t.candidates.push_back(c.choice);
   // NOTE: not reached by the shapes the rule was checked on (tests/cpu/tune/buckets_test.cpp); should a bucket have
   // no choice for both ends, the call's own M is tuned and its winner stored for the bucket: another M of the bucket
@@ -424,23 +429,6 @@ void log_cached_only(const GemmProblem& p, const std::string& key, bool hit, con
              chosen ? chosen->name() : std::string("(none)"), key);
 }
 
-// The choice a database record's winner stands for on `p`: the candidate of that name when it can run `p`, or, where
-// the winner's timing kept a config (a cuBLASLt algorithm, Choice::algorithm_config), the same algorithm restored by its
-// backend (a rank names another algorithm at another M of the bucket). Null when the name cannot run `p`.
-choices::ChoicePtr stored_winner(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
-                                 const TuningRecord& rec, const std::vector<Candidate>& cands) {
-  choices::ChoicePtr named = runnable(cands, rec.winner);
-  if (!named) return nullptr;
-  for (const Timing& t : rec.timings) {
-    if (t.choice != rec.winner || t.config.empty()) continue;
-    for (const auto& backend : choices::backends())
-      if (backend.restore && std::string(backend.name) == named->backend())
-        if (choices::ChoicePtr r = backend.restore(p, dev, o, rec.winner, t.config)) return r;
-    break;
-  }
-  return named;
-}
-
 // A bucket's winner serves every M of it. After the tuning on the bucket's largest M, its finalists (within
 // kBucketFinalistSpread of the best, at most kBucketFinalists) are timed again on the smallest M, and the winner is
 // the finalist with the best geometric mean of its two times, each relative to the best at that M; the first
@@ -450,10 +438,12 @@ constexpr double kBucketFinalistSpread = 1.10;
 constexpr std::size_t kBucketFinalists = 4;
 
 Tuned confirm_on_low_end(const Options& o, const BucketTuning& bt, Tuned at_hi) {
-  std::vector<choices::ChoicePtr> finalists;
+  std::vector<choices::ChoicePtr> finalists{at_hi.winner};  // the largest M's winner (its tie rule may pass over
+                                                            // faster ones) and the fastest others
   const double best_hi = at_hi.timings.front().ms;
   for (const Timing& t : at_hi.timings) {
     if (finalists.size() == kBucketFinalists || !(t.ms <= kBucketFinalistSpread * best_hi)) break;
+    if (t.choice == at_hi.winner->name()) continue;
     for (const auto& c : bt.candidates)
       if (c->name() == t.choice) finalists.push_back(c);
   }
@@ -573,7 +563,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
         with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
       remote_ms = elapsed_ms(t_remote);
     }
-    if (rec) chosen = stored_winner(p, o, dev, *rec, cands);  // tuned on the bucket's representative: may be set aside here
+    if (rec) chosen = runnable(cands, rec->winner);  // tuned on the bucket's representative: may be set aside here
     count(chosen ? g_counters.db_hits : g_counters.db_misses);
     remember_for_bucket = chosen != nullptr;
   }
@@ -604,10 +594,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                      usable.size());
         print_autotune(bt.problem, t, bt.candidates.size());
       }
-      TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
-      // The winner's config is the one of the choice that won (a cuBLASLt rank at the representative M).
-      for (Timing& timing : record.timings)
-        if (timing.choice == t.winner->name()) timing.config = t.winner->algorithm_config();
+      const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
       with_database(
           [&](TuningDb& db) {
             db.put(key, record);
@@ -615,8 +602,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
           },
           false);
       publish_winner(bt.problem, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
-      // The call's own enumeration of the winner, or the timed algorithm itself where the name is a rank.
-      chosen = stored_winner(p, o, dev, record, cands);
+      chosen = runnable(cands, t.winner->name());  // the call's own enumeration of the winner
       if (!chosen) chosen = t.winner;
       remember_for_bucket = true;
     }

@@ -150,7 +150,6 @@ json timings_to_json(const std::vector<Timing>& timings) {
       item["ms"] = t.ms;
     else
       item["ms"] = nullptr;
-    if (!t.config.empty()) item["config"] = t.config;
     array.push_back(std::move(item));
   }
   return array;
@@ -175,14 +174,8 @@ std::vector<Timing> timings_from_json(const json& array) {
     const auto ms = item.find("ms");
     if (ms == item.end() || !(ms->is_number() || ms->is_null()))
       throw std::invalid_argument(where + ".ms is not a number or null");
-    std::string config;
-    if (const auto c = item.find("config"); c != item.end()) {
-      if (!c->is_string()) throw std::invalid_argument(where + ".config is not a string");
-      config = c->get<std::string>();
-    }
     timings.push_back({choice->get<std::string>(),
-                       ms->is_null() ? std::numeric_limits<double>::infinity() : ms->get<double>(),
-                       std::move(config)});
+                       ms->is_null() ? std::numeric_limits<double>::infinity() : ms->get<double>()});
   }
   return timings;
 }

@@ -15,7 +15,6 @@ struct Timing {
   std::string choice;  // choice name, e.g. "persistent_tma_128x256x64_s3_c2"
   double ms = 0.0;     // median time; a non-finite value (a choice that failed) is stored as JSON null and
                        // read back as +infinity
-  std::string config;  // Choice::algorithm_config() of the timed choice (a cuBLASLt algorithm); empty for most choices
 };
 
 struct TuningRecord {
@@ -64,8 +63,7 @@ class TuningDb {
   std::size_t size();
   void clear();  // deletes every entry (one transaction)
 
-  // {"version":1,"entries":[{"key":..,"winner":..,"timings":[{"choice":..,"ms":..[,"config":..]}],"tuned_at":..}]},
-  // by key ("config" only where the timing has one).
+  // {"version":1,"entries":[{"key":..,"winner":..,"timings":[{"choice":..,"ms":..}],"tuned_at":..}]}, by key.
   std::string export_json();
   // Upserts every entry of a document in export_json()'s format, all in one transaction, and returns how many.
   // The whole document is checked first: bad JSON, another version, or a malformed entry throws

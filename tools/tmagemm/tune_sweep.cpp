@@ -28,7 +28,6 @@
 #include "tmagemm/options.hpp"
 #include "tmagemm/tuning.hpp"
 #include "tune/buckets.hpp"
-#include "tune/model.hpp"
 #include "tune/tuner.hpp"
 #include "tune_modes.hpp"
 
@@ -117,11 +116,10 @@ struct Buffers {
   TensorView vb() const { return matrix_view(b.get(), dtype, pair.k, pair.n, pair.b_col, device); }
   TensorView vo(int64_t m) const { return TensorView::contiguous(out.get(), dtype, {m, pair.n}, device); }
   void mm(int64_t m, const Options& o) const { tmagemm::mm(va(m), vb(), vo(m), o); }
-  // The choice a call of M rows runs under `o` (tuning it first in benchmark mode): its name, and the name with the
-  // algorithm it stands for (two cuBLASLt choices of one name may be different algorithms).
-  std::pair<std::string, std::string> choice(int64_t m, const Options& o) const {
-    const choices::ChoicePtr c = tune::choose(make_mm_problem(va(m), vb(), vo(m)), o);
-    return {c->name(), c->name() + "#" + c->algorithm_config()};
+  // The choice a call of M rows runs under `o` (tuning it first in benchmark mode). One name is one algorithm at one
+  // M (a cuBLASLt choice is the heuristic's pick of its rank for the problem).
+  std::string choice(int64_t m, const Options& o) const {
+    return tune::choose(make_mm_problem(va(m), vb(), vo(m)), o)->name();
   }
 };
 
@@ -233,12 +231,9 @@ int run_sweep(const SweepRun& run) {
       // The bucket's tuning runs on its largest M: buffers hold the list's largest M, and the tuner times on scratch.
       const tune::MBucket b = tune::m_bucket(Op::mm, m);
       fmt::print(stderr, "[{} M {}] tuning bucket {} and exact M\n", pair.name(), m, tune::m_key(b));
-      const auto [wb, idb] = buf.choice(m, bucketed);
-      const auto [we_name, ide] = buf.choice(m, exact);
-      // Same name, another algorithm (a cuBLASLt rank at another M): timed like any other pair.
-      const std::string we = idb != ide && wb == we_name ? we_name + " (another algorithm)" : we_name;
+      const std::string wb = buf.choice(m, bucketed), we = buf.choice(m, exact);
       double tb = NAN, te = NAN, ratio = 1.0;
-      if (idb != ide) {
+      if (wb != we) {
         std::tie(tb, te) = time_pair(buf, m, bucketed, exact, flush);
         ratio = tb / te;
       }
@@ -246,7 +241,7 @@ int run_sweep(const SweepRun& run) {
       all.push_back(ratio);
       if (m > 16) above16.push_back(ratio);
       fmt::print("{:<16} {:>5} {:>12} {:<48} {:<48} {:>9} {:>9} {:>7.4f}\n", pair.name(), m, tune::m_key(b), wb,
-                 idb == ide ? "(same)" : we, std::isnan(tb) ? "-" : fmt::format("{:.4f}", tb),
+                 wb == we ? "(same)" : we, std::isnan(tb) ? "-" : fmt::format("{:.4f}", tb),
                  std::isnan(te) ? "-" : fmt::format("{:.4f}", te), ratio);
       std::fflush(stdout);
       rows.push_back({{"n", pair.n},
@@ -298,22 +293,21 @@ int run_serve(const ServeRun& run) {
   // 0. Start-up, as a server would (tmagemm::preload_model): every bucket of the weights over the pool's M range.
   nlohmann::json preload_json;
   if (run.preload) {
-    tune::Model model;
-    model.m_min = *std::min_element(pool.begin(), pool.end());
-    model.m_max = *std::max_element(pool.begin(), pool.end());
-    for (const WeightPair& pair : pairs) {
-      tune::ModelWeight w;
-      w.name = pair.name();
-      w.n = pair.n;
-      w.k = pair.k;
-      w.dtype = w.out_dtype = dtype;
-      w.b_col_major = pair.b_col;
-      model.weights.push_back(w);
-    }
-    const PreloadStats ps = tune::preload(model, run.device, bucketed);
-    fmt::print("preload (M {}..{}): {} buckets, {} winners from the tuning database, {} not tuned; {:.3f} s\n",
-               model.m_min, model.m_max, ps.buckets, ps.winners, ps.misses, ps.seconds);
-    preload_json = {{"buckets", ps.buckets}, {"winners", ps.winners}, {"misses", ps.misses}, {"seconds", ps.seconds}};
+    nlohmann::json model = {{"m", {*std::min_element(pool.begin(), pool.end()), *std::max_element(pool.begin(), pool.end())}},
+                            {"weights", nlohmann::json::array()}};
+    for (const WeightPair& pair : pairs)
+      model["weights"].push_back({{"op", "mm"},
+                                  {"n", pair.n},
+                                  {"k", pair.k},
+                                  {"dtype", run.dtype},
+                                  {"layout", pair.b_col ? "rc" : "rr"}});
+    const PreloadStats ps = preload_model_json(model.dump(), "--serve weights", run.device, bucketed);
+    fmt::print("preload (M {}..{}): {} buckets, {} winners from the tuning database, {} not tuned, {} warm-up runs; "
+               "{:.3f} s\n",
+               model["m"][0].get<int64_t>(), model["m"][1].get<int64_t>(), ps.buckets, ps.winners, ps.misses,
+               ps.warm_runs, ps.seconds);
+    preload_json = {{"buckets", ps.buckets}, {"winners", ps.winners}, {"misses", ps.misses},
+                    {"warm_runs", ps.warm_runs}, {"seconds", ps.seconds}};
   }
   for (const WeightPair& pair : pairs) {
     const Buffers buf(pair, *std::max_element(pool.begin(), pool.end()), dtype, run.device);

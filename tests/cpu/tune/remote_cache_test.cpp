@@ -207,29 +207,6 @@ TEST(RemoteWinnerValue, CarriesAndChecksTheDeviceFacts) {
   EXPECT_EQ(why, "not JSON");
 }
 
-// A timing's algorithm config (a cuBLASLt algorithm structure, handed to the library) travels in the value but is taken
-// only where values are signed; unsigned, the winner comes back by name alone.
-TEST(RemoteWinnerValue, AlgorithmConfigsAreTakenFromSignedValuesOnly) {
-  const runtime::DeviceInfo dev = test_support::fake_h200();
-  const tune::TuningRecord record{"cublaslt_algo2", {{"cublaslt_algo2", 0.5, "lt1:256,256,256,256:00"}}, ""};
-  const std::string value = tune::winner_value("the-key", record, dev);
-  EXPECT_NE(value.find("lt1:256,256,256,256:00"), std::string::npos);
-  std::string why;
-  EnvGuard url("TMAGEMM_REMOTE_CACHE", std::string("redis://127.0.0.1:6390"));
-  {
-    EnvGuard key("TMAGEMM_REMOTE_CACHE_KEY", std::nullopt);
-    const auto back = tune::read_winner_value(value, "the-key", dev, why);
-    ASSERT_TRUE(back) << why;
-    ASSERT_EQ(back->timings.size(), 1u);
-    EXPECT_EQ(back->timings[0].config, "");
-  }
-  if (!remote::built_in()) return;
-  EnvGuard key("TMAGEMM_REMOTE_CACHE_KEY", kKey);
-  const auto back = tune::read_winner_value(value, "the-key", dev, why);
-  ASSERT_TRUE(back) << why;
-  EXPECT_EQ(back->timings[0].config, "lt1:256,256,256,256:00");
-}
-
 // A server that does not speak Redis (here: answers every connection with an HTTP error) is an outage like a dead
 // one: nothing returned, no exception, one line.
 TEST(RemoteStore, AServerAnsweringGarbageIsAnOutage) {

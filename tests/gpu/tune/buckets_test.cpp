@@ -1,9 +1,9 @@
 // buckets_test.cpp (GPU) — shape buckets end to end: the first call of a bucket tunes it once (on its largest M), every
 // other M of the bucket runs the stored winner without tuning and computes the right result (persistent-TMA rows and
 // skinny rows), the next bucket tunes again, exact keys (Options::m_buckets = false) tune each M, and a cached_only
-// process never tunes: a missing bucket runs the heuristic choice, counted as a miss. A cuBLASLt winner is the
-// algorithm that was timed at every M of its bucket (not the heuristic's algorithm of the same rank there), and
-// preload_model readies a model's buckets so that a new M of one takes no enumeration, database read or module load.
+// process never tunes: a missing bucket runs the heuristic choice, counted as a miss. In a bucket cuBLASLt is timed as
+// its heuristic's first pick only, and preload_model readies a model's buckets so that a new M of one takes no
+// enumeration, database read or module load.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -142,34 +142,26 @@ TEST_F(TuneBuckets, CachedOnlyNeverTunes) {
   EXPECT_EQ(s3.tuned, s2.tuned);
 }
 
-TEST_F(TuneBuckets, CublasLtWinnerIsTheTimedAlgorithmAtEveryM) {
+TEST_F(TuneBuckets, CublasLtInABucketIsItsHeuristicsFirstPick) {
+  // In a bucket (M not exact) cuBLASLt is timed as its heuristic's first pick only: a rank names another algorithm at
+  // another M. Exact Ms keep the top 4.
   shape(3100, 2048, 1024);
   Options o = benchmark();
-  o.choice_regex = "^cublaslt_algo";  // cuBLASLt's choices only: the winner is one of its algorithms
-  const std::string winner = call(3000, o);  // bucket 2561..3072, tuned on M = 3072 (and its finalists on 2561)
-  ASSERT_EQ(winner.rfind("cublaslt_algo", 0), 0u) << winner;
+  o.choice_regex = "^cublaslt_algo";
+  EXPECT_EQ(call(3000, o), "cublaslt_algo0");  // bucket 2561..3072
   const auto entries = tune::TuningDb(tune::TuningDb::default_path()).list();
   ASSERT_EQ(entries.size(), 1u);
-  std::string stored;
-  for (const tune::Timing& t : entries[0].second.timings)
-    if (t.choice == winner) stored = t.config;
-  ASSERT_FALSE(stored.empty()) << "the winner's timing keeps its algorithm";
-  auto config_at = [&](int64_t m) {
-    TensorView va = a_->view();
-    va.sizes[0] = m;
-    Matrix out = make_matrix(DType::bf16, m, n_, false, 8, rng_, false);
-    return tune::choose(make_mm_problem(va, b_->view(), out.view()), o)->algorithm_config();
-  };
-  EXPECT_EQ(config_at(3000), stored);
-  for (int64_t m : {2561, 2700, 3072}) {
-    EXPECT_EQ(call(m, o), winner) << "M " << m;
-    EXPECT_EQ(config_at(m), stored) << "M " << m << " (held in memory)";
-  }
-  tune::forget_in_memory();  // as another process: restored from the database
-  for (int64_t m : {2600, 3072}) {
-    EXPECT_EQ(call(m, o), winner) << "M " << m;
-    EXPECT_EQ(config_at(m), stored) << "M " << m << " (restored from the database)";
-  }
+  ASSERT_EQ(entries[0].second.timings.size(), 1u);
+  EXPECT_EQ(entries[0].second.timings[0].choice, "cublaslt_algo0");
+  for (int64_t m : {2561, 2800}) EXPECT_EQ(call(m, o), "cublaslt_algo0") << "M " << m;
+  Options exact = o;
+  exact.m_buckets = false;
+  call(3000, exact);
+  bool ranks_beyond_0 = false;
+  for (const auto& [key, record] : tune::TuningDb(tune::TuningDb::default_path()).list())
+    if (key.find("..") == std::string::npos)
+      for (const tune::Timing& t : record.timings) ranks_beyond_0 |= t.choice != "cublaslt_algo0";
+  EXPECT_TRUE(ranks_beyond_0) << "an exact M times the heuristic's other picks too";
 }
 
 TEST_F(TuneBuckets, PreloadReadiesEveryBucket) {
@@ -184,6 +176,7 @@ TEST_F(TuneBuckets, PreloadReadiesEveryBucket) {
   Options cached = Options::defaults_only();
   cached.tuning = Tuning::cached_only;
   const PreloadStats ps = preload_model(model, 0, cached);
+  EXPECT_GE(ps.warm_runs, 1u);
   EXPECT_EQ(ps.buckets, 1u);
   EXPECT_EQ(ps.winners, 1u);
   EXPECT_EQ(ps.misses, 0u);
