@@ -43,5 +43,5 @@ echo "slowest calls:"; grep "^tmagemm timing call" "$out/serve-no-preload.txt" |
 echo "slowest choices:"; grep "^tmagemm timing choose" "$out/serve-no-preload.txt" |
   awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "ms") { print $i, $0; break }}' | sort -g | tail -4
 fi
-TMAGEMM_LOG=timing bash lab/device-remote-cache.sh
+[ "${SKIP_REMOTE:-0}" = 1 ] || TMAGEMM_LOG=timing bash lab/device-remote-cache.sh
 

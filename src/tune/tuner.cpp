@@ -429,15 +429,16 @@ void log_cached_only(const GemmProblem& p, const std::string& key, bool hit, con
              chosen ? chosen->name() : std::string("(none)"), key);
 }
 
-// A bucket's winner serves every M of it. After the tuning on the bucket's largest M, its finalists (within
-// kBucketFinalistSpread of the best, at most kBucketFinalists) are timed again on the smallest M, and the winner is
-// the finalist with the best geometric mean of its two times, each relative to the best at that M; the first
-// tuning's winner stays unless another is more than the tie margin better. (Measured on the H200, docs/perf-notes.md:
-// a winner of the largest M alone lost 5-20 % at the low end of some buckets.)
+// A bucket's winner serves every M of it. After the tuning on the bucket's largest M, its finalists (that tuning's
+// winner and the fastest others within kBucketFinalistSpread of the best, at most kBucketFinalists) are timed again on
+// the bucket's smallest and middle M, and the winner is the finalist with the best geometric mean of its three times,
+// each relative to the best at that M; the first tuning's winner stays unless another is more than the tie margin
+// better. (Measured on the H200, docs/perf-notes.md: a winner of the largest M alone lost up to 20 % at the low end of
+// some buckets, and a tile whose waves fit both ends lost 10 % in the middle.)
 constexpr double kBucketFinalistSpread = 1.10;
 constexpr std::size_t kBucketFinalists = 4;
 
-Tuned confirm_on_low_end(const Options& o, const BucketTuning& bt, Tuned at_hi) {
+Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_hi) {
   std::vector<choices::ChoicePtr> finalists{at_hi.winner};  // the largest M's winner (its tie rule may pass over
                                                             // faster ones) and the fastest others
   const double best_hi = at_hi.timings.front().ms;
@@ -448,22 +449,29 @@ Tuned confirm_on_low_end(const Options& o, const BucketTuning& bt, Tuned at_hi) 
       if (c->name() == t.choice) finalists.push_back(c);
   }
   if (finalists.size() < 2) return at_hi;
-  const GemmProblem low = with_m(bt.problem, bt.bucket.lo);
-  Tuned at_lo;
-  try {
-    at_lo = benchmark(low, o, finalists, /*card_warm=*/true);
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::invalid_argument) throw;
-    return at_hi;  // every finalist failed at the low end: keep the largest M's pick (its check passed there)
+  // Relative times per finalist name, one entry per M timed (the largest first).
+  std::map<std::string, std::vector<double>> relative;
+  for (const Timing& t : at_hi.timings) relative[t.choice].push_back(t.ms / best_hi);
+  std::vector<int64_t> ms_timed{bt.problem.m};
+  for (const int64_t m : {bt.bucket.lo, (bt.bucket.lo + bt.bucket.hi) / 2}) {
+    if (m == ms_timed.back() || m == bt.problem.m) continue;
+    Tuned at;
+    try {
+      at = benchmark(with_m(bt.problem, m), o, finalists, /*card_warm=*/true);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::invalid_argument) throw;
+      continue;  // every finalist failed at this M: the others decide (the largest M's check passed)
+    }
+    const double best = at.timings.front().ms;
+    for (const Timing& t : at.timings) relative[t.choice].push_back(t.ms / best);
+    ms_timed.push_back(m);
   }
-  const double best_lo = at_lo.timings.front().ms;
-  auto score = [&](const std::string& name) {
-    double hi = NAN, lo = NAN;
-    for (const Timing& t : at_hi.timings)
-      if (t.choice == name) hi = t.ms / best_hi;
-    for (const Timing& t : at_lo.timings)
-      if (t.choice == name) lo = t.ms / best_lo;
-    return std::isfinite(hi) && std::isfinite(lo) ? std::sqrt(hi * lo) : INFINITY;
+  auto score = [&](const std::string& name) -> double {
+    const auto it = relative.find(name);
+    if (it == relative.end() || it->second.size() != ms_timed.size()) return INFINITY;  // failed somewhere
+    double log_sum = 0;
+    for (double r : it->second) log_sum += std::log(r);
+    return std::exp(log_sum / static_cast<double>(it->second.size()));
   };
   choices::ChoicePtr best = at_hi.winner;
   double best_score = score(at_hi.winner->name());
@@ -474,15 +482,14 @@ Tuned confirm_on_low_end(const Options& o, const BucketTuning& bt, Tuned at_hi) 
       best = f;
     }
   if (runtime::log_enabled("autotune")) {
-    std::string line = fmt::format("AUTOTUNE bucket M {}: finalists on M = {} and M = {} (time / best at each):",
-                                   m_key(bt.bucket), bt.problem.m, low.m);
+    std::string line = fmt::format("AUTOTUNE bucket M {}: finalists on M =", m_key(bt.bucket));
+    for (int64_t m : ms_timed) line += fmt::format(" {}", m);
+    line += " (time / best at each):";
     for (const auto& f : finalists) {
-      double hi = NAN, lo = NAN;
-      for (const Timing& t : at_hi.timings)
-        if (t.choice == f->name()) hi = t.ms / best_hi;
-      for (const Timing& t : at_lo.timings)
-        if (t.choice == f->name()) lo = t.ms / best_lo;
-      line += fmt::format(" {} {:.3f}/{:.3f}", f->name(), hi, lo);
+      line += " " + f->name();
+      const auto it = relative.find(f->name());
+      if (it != relative.end())
+        for (std::size_t i = 0; i < it->second.size(); ++i) line += fmt::format("{}{:.3f}", i ? "/" : " ", it->second[i]);
     }
     fmt::print(stderr, "{}\n", line);
   }
@@ -585,7 +592,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     } else {
       const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
       Tuned t = benchmark(bt.problem, o, bt.candidates);
-      if (!bt.bucket.exact()) t = confirm_on_low_end(o, bt, std::move(t));
+      if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, std::move(t));
       count(g_counters.tuned);
       if (runtime::log_enabled("autotune")) {
         if (!bt.bucket.exact())
