@@ -281,6 +281,7 @@ NB_MODULE(_C, m) {
     const TuningStats s = tuning_stats();
     nb::dict d;
     d["memo_hits"] = s.memo_hits;
+    d["bucket_hits"] = s.bucket_hits;
     d["db_hits"] = s.db_hits;
     d["db_misses"] = s.db_misses;
     d["tuned"] = s.tuned;
@@ -292,6 +293,25 @@ NB_MODULE(_C, m) {
     return d;
   });
   m.def("reset_tuning_stats", [] { reset_tuning_stats(); });
+  m.def(
+      "preload_model",
+      [](const std::string& path, int device, bool warm) {
+        Options o;  // the TMAGEMM_* environment's filters
+        o.tuning = Tuning::cached_only;
+        PreloadStats s;
+        {
+          nb::gil_scoped_release release;
+          s = preload_model(path, device, o, warm);
+        }
+        nb::dict d;
+        d["buckets"] = s.buckets;
+        d["winners"] = s.winners;
+        d["misses"] = s.misses;
+        d["warm_runs"] = s.warm_runs;
+        d["seconds"] = s.seconds;
+        return d;
+      },
+      nb::arg("path"), nb::arg("device") = 0, nb::arg("warm") = true);
   m.def("clear_tuning", [] {
     check_cache_dir();
     const std::string path = tune::TuningDb::default_path();

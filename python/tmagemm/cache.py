@@ -66,11 +66,21 @@ def import_(source: str | Path) -> int:
 
 
 def stats(reset: bool = False) -> dict:
-    """This process's tuner counters and kernel modules (tmagemm::tuning_stats): {'memo_hits', 'db_hits', 'db_misses',
-    'tuned', 'cached_only_misses', 'heuristic', 'modules_loaded', 'modules_kept', 'modules_unloaded'}. A serving
+    """This process's tuner counters and kernel modules (tmagemm::tuning_stats): {'memo_hits', 'bucket_hits',
+    'db_hits', 'db_misses', 'tuned', 'cached_only_misses', 'heuristic', 'modules_loaded', 'modules_kept',
+    'modules_unloaded'}. A serving
     process in tuning='cached_only' never tunes: each shape it meets the first time is a database hit or a counted
     miss that runs the heuristic choice. reset=True sets the counters to 0 after reading them."""
     result = dict(_C.tuning_stats())
     if reset:
         _C.reset_tuning_stats()
     return result
+
+
+def preload(model_path: str | Path, device: int = 0, warm: bool = True) -> dict:
+    """Serving start-up (tmagemm::preload_model, README "Deployment"): resolves every shape bucket of the model file's
+    weights (the JSON of `tmagemm tune --model`) from the tuning DB in cached_only mode, never tuning, loads the
+    winners' kernels and, with warm, runs each kernel the model's rows can meet once on zeroed scratch, so that no
+    later call of those rows compiles, reads the DB or loads a kernel. Filters come from the TMAGEMM_* environment.
+    Returns {'buckets', 'winners', 'misses', 'warm_runs', 'seconds'}."""
+    return dict(_C.preload_model(str(model_path), device, warm))

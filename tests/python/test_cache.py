@@ -78,13 +78,26 @@ def test_kernel_files_are_counted_and_removed(cache_dir):
 def test_stats_are_this_process_counters():
     # No GPU needed: the counters exist from the start, and reset sets the call counters to 0.
     s = cache.stats()
-    for key in ("memo_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic", "modules_loaded",
+    for key in ("memo_hits", "bucket_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic", "modules_loaded",
                 "modules_kept", "modules_unloaded"):
         assert isinstance(s[key], int) and s[key] >= 0, key
     assert s["modules_kept"] <= s["modules_loaded"]
     cache.stats(reset=True)
     after = cache.stats()
-    assert all(after[k] == 0 for k in ("memo_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic"))
+    assert all(after[k] == 0 for k in ("memo_hits", "bucket_hits", "db_hits", "db_misses", "tuned", "cached_only_misses",
+                                       "heuristic"))
+
+
+def test_preload_refuses_a_bad_model_before_any_gpu_work(cache_dir):
+    # No GPU needed: the model file is read and checked first (a missing file, a bad field: the field and the rule).
+    with pytest.raises(tmagemm.Error) as missing:
+        cache.preload(cache_dir / "none.json")
+    assert "cannot read the model file" in str(missing.value)
+    bad = cache_dir / "bad.json"
+    bad.write_text('{"m": [1, 64], "weights": [{"n": 0, "k": 4096}]}')
+    with pytest.raises(tmagemm.Error) as field:
+        cache.preload(bad)
+    assert "weights[0].n" in str(field.value)
 
 
 def test_a_refused_cache_dir_is_refused_here_too(cache_dir):
