@@ -1,7 +1,7 @@
 // pad_tma.cpp — the pad path: persistent TMA for problems whose A, B or out TMA refuses only for alignment (a row
 // pitch that is not a multiple of 16 bytes — odd K or N, a padded ld —, or a base address off 16 bytes).
 //
-// Each such operand is copied, row by row (cudaMemcpy2DAsync on the call's stream), into scratch with a 128-byte
+// Each such operand is copied, row by row (kernels/repitch.cuh on the call's stream), into scratch with a 128-byte
 // row pitch and a 256-byte aligned base; the persistent TMA kernel then runs on the copies. The problem's extents
 // are kept: TMA zero-fills the K columns past the real K in every box, so the pitch's padding is never read as data
 // and needs no clearing. A direct-store config writes the output in place (masked stores); a TMA-store config whose
@@ -21,6 +21,7 @@
 #include "choices/choice.hpp"
 #include "choices/persistent_tma.hpp"
 #include "choices/kernel_spec.hpp"
+#include "jit/support_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 
@@ -150,22 +151,41 @@ class PadChoice final : public Choice {
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
     const PadPlan plan = plan_of(p, config_.store_tma);
     auto* ws = static_cast<char*>(workspace);
-    // NOTE: pitched device-to-device copies are memcpy nodes inside a graph capture (no host synchronisation).
+    // The copies run on the call's stream (kernel nodes inside a graph capture; no host synchronisation): 16-bit
+    // rows through kernels/repitch.cuh (aligned 16-byte stores, realigned 16-byte loads; cudaMemcpy2DAsync moved these
+    // rows at ~2-2.8 TB/s, docs/perf-notes.md), anything else through cudaMemcpy2DAsync.
     auto copy = [&](void* dst, int64_t dst_ld, const void* src, int64_t src_ld, const Repitch& r, DType t,
                     const char* what) {
       const std::size_t es = static_cast<std::size_t>(itemsize(t));
-      runtime::check_cuda(cudaMemcpy2DAsync(dst, dst_ld * es, src, src_ld * es, r.inner * es, r.outer,
-                                            cudaMemcpyDeviceToDevice, stream),
-                          what);
+      if (es != 2) {
+        runtime::check_cuda(cudaMemcpy2DAsync(dst, dst_ld * es, src, src_ld * es, r.inner * es, r.outer,
+                                              cudaMemcpyDeviceToDevice, stream),
+                            what);
+        return;
+      }
+      static jit::LoadedKernels<int> kernels;
+      CUfunction fn = kernels.get(p.device, p.device, 0, [] { return jit::repitch16_spec(); });
+      void* d = dst;
+      const void* sp = src;
+      long long dld = dst_ld, sld = src_ld, rows = r.outer, cols = r.inner;
+      void* params[] = {&d, &dld, &sp, &sld, &rows, &cols};
+      CUlaunchConfig cfg{};
+      const int sms = runtime::device_info(p.device).sm_count;
+      cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t{8} * std::max(sms, 1)));
+      cfg.gridDimY = cfg.gridDimZ = 1;
+      cfg.blockDimX = 256;
+      cfg.blockDimY = cfg.blockDimZ = 1;
+      cfg.hStream = reinterpret_cast<CUstream>(stream);
+      runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), what);
     };
     if (plan.a.needed)
-      copy(ws + plan.a.offset, plan.a.dst_ld, p.a.data, plan.a.src_ld, plan.a, p.a.dtype, "cudaMemcpy2DAsync(pad a)");
+      copy(ws + plan.a.offset, plan.a.dst_ld, p.a.data, plan.a.src_ld, plan.a, p.a.dtype, "copy (pad a)");
     if (plan.b.needed)
-      copy(ws + plan.b.offset, plan.b.dst_ld, p.b.data, plan.b.src_ld, plan.b, p.b.dtype, "cudaMemcpy2DAsync(pad b)");
+      copy(ws + plan.b.offset, plan.b.dst_ld, p.b.data, plan.b.src_ld, plan.b, p.b.dtype, "copy (pad b)");
     persistent_tma_launch(padded(p, plan, workspace), config_, stream, o.sm_carveout);
     if (plan.out.needed)  // the finished result into the caller's rows (nothing is written there before)
       copy(const_cast<void*>(p.out.data), plan.out.src_ld, ws + plan.out.offset, plan.out.dst_ld, plan.out,
-           p.out.dtype, "cudaMemcpy2DAsync(pad out)");
+           p.out.dtype, "copy (pad out)");
   }
   std::size_t workspace_bytes(const GemmProblem& p) const override { return plan_of(p, config_.store_tma).bytes; }
   const TmaConfig& config() const { return config_; }

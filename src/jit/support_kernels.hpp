@@ -1,5 +1,6 @@
 // support_kernels.hpp — the library's kernels that are not GEMM backends: the tuner's scratch inputs and accuracy
-// check (kernels/tuner_check.cuh) and the strided zero fill of K = 0 (kernels/fill.cuh). One builder per kernel, and
+// check (kernels/tuner_check.cuh), the strided zero fill of K = 0 (kernels/fill.cuh) and the pad path's row copies
+// (kernels/repitch.cuh). One builder per kernel, and
 // the list of every variant for `tmagemm compile-check`.
 #pragma once
 #include <cstddef>
@@ -17,6 +18,8 @@ KernelSpec reference_samples_spec(DType a_dtype, DType b_dtype, DType out_dtype,
                                   const std::string& epilogue_suffix = {});
 KernelSpec gather_samples_spec(DType out_dtype);
 KernelSpec zero_strided_spec(std::size_t element_bytes);              // 2 or 4
+// The pad path's row copies of 16-bit matrices at any 2-byte alignment (kernels/repitch.cuh).
+KernelSpec repitch16_spec();
 // addmm with K = 0: out = act(beta * bias); out_code 0 bf16, 1 f16, 2 f32; epilogue_config the rendered
 // `using Epi = ...;` line and epilogue_suffix its name part (choices/epilogue_params.hpp, EpilogueSpec).
 KernelSpec epilogue_only_spec(int out_code, const std::string& epilogue_config, const std::string& epilogue_suffix);

@@ -8,6 +8,8 @@
 #include <random>
 
 #include "choices/choice.hpp"
+#include "jit/jit.hpp"
+#include "jit/support_kernels.hpp"
 #include "gpu/gpu_util.hpp"
 
 namespace tmagemm::testing {
@@ -28,6 +30,47 @@ class PadTma : public ::testing::Test {
     EXPECT_GE(check_choices_on_views(choices, a, b, so, out, false), min_run);
   }
 };
+
+// kernels/repitch.cuh on its own: every source and destination misalignment (0..7 elements off 16 bytes), short and
+// long rows, padded and exact pitches, each source and destination buffer exactly as large as its rows (so a read past a
+// row's end would leave the allocation: run under memcheck too). Every destination element of the rows must be the
+// source's, and nothing else of the destination may change.
+TEST_F(PadTma, RowCopyKernelEveryAlignment) {
+  CUfunction fn = jit::load(jit::repitch16_spec(), 0, 0);
+  std::mt19937 gen(16);
+  for (int64_t cols : {1, 7, 8, 9, 15, 16, 17, 31, 100, 1031})
+    for (int s_off = 0; s_off < 8; ++s_off)
+      for (int d_off = 0; d_off < 8; d_off += (cols > 100 ? 3 : 1)) {
+        const int64_t rows = cols > 100 ? 5 : 3;
+        const int64_t src_ld = cols + (s_off % 3), dst_ld = cols + ((d_off + 1) % 4) * 8;
+        // Exactly the elements the view spans, after the offset: the last row ends at the allocation's end.
+        const std::size_t src_elems = static_cast<std::size_t>(s_off + (rows - 1) * src_ld + cols);
+        const std::size_t dst_elems = static_cast<std::size_t>(d_off + (rows - 1) * dst_ld + cols);
+        std::vector<uint16_t> hs(src_elems), hd(dst_elems);
+        for (auto& x : hs) x = static_cast<uint16_t>(gen());
+        for (auto& x : hd) x = static_cast<uint16_t>(gen());
+        DeviceBuffer ds(src_elems * 2), dd(dst_elems * 2);
+        cuda_ok(cudaMemcpy(ds.ptr, hs.data(), src_elems * 2, cudaMemcpyHostToDevice), "upload");
+        cuda_ok(cudaMemcpy(dd.ptr, hd.data(), dst_elems * 2, cudaMemcpyHostToDevice), "upload");
+        void* d = static_cast<uint16_t*>(dd.ptr) + d_off;
+        const void* sp = static_cast<const uint16_t*>(ds.ptr) + s_off;
+        long long dld = dst_ld, sld = src_ld, r = rows, c = cols;
+        void* params[] = {&d, &dld, &sp, &sld, &r, &c};
+        CUlaunchConfig cfg{};
+        cfg.gridDimX = 2;  // fewer CTAs than rows: the grid-stride loop too
+        cfg.gridDimY = cfg.gridDimZ = 1;
+        cfg.blockDimX = 256;
+        cfg.blockDimY = cfg.blockDimZ = 1;
+        runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch repitch16");
+        cuda_ok(cudaDeviceSynchronize(), "repitch16");
+        std::vector<uint16_t> got(dst_elems);
+        cuda_ok(cudaMemcpy(got.data(), dd.ptr, dst_elems * 2, cudaMemcpyDeviceToHost), "download");
+        std::vector<uint16_t> want = hd;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) want[d_off + i * dst_ld + j] = hs[s_off + i * src_ld + j];
+        ASSERT_EQ(got, want) << "cols " << cols << " src offset " << s_off << " dst offset " << d_off;
+      }
+}
 
 TEST_F(PadTma, OddK) {
   const int64_t M = 300, N = 520, K = 333;
