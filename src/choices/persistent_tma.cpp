@@ -639,14 +639,28 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // compile on a cold kernel cache. The ratio leaves room for the model's errors: at 0.85 it set aside the best
   // tile of 1000^3 (64x128 2x1, predicted at 0.82 of 128x128 2x1, measured 0.92 against 0.83 of cuBLASLt).
   // A regex that leaves one config keeps it (it is then the best).
+  // Stream-K configs never set the best (their unrounded waves would set aside whole-tile configs the model cannot
+  // rank against them); one is timed only where it is predicted ahead of every whole-tile config, i.e. where the
+  // last wave is partial enough to pay for its split tiles.
   double best_score = 0;
+  bool whole_tiles = false;
   for (const auto& c : out)
-    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k) {
       best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
+      whole_tiles = true;
+    }
+  if (!whole_tiles)
+    for (const auto& c : out)
+      if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+        best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
   for (auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (cfg->only_when_best && s < best_score)
+      if (cfg->stream_k && whole_tiles && s <= best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config (stream-K is "
+                               "timed only where predicted ahead)",
+                               best_score / std::max(s, 1e-12));
+      else if (cfg->only_when_best && s < best_score)
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
                                "wave-fitting tile is kept only where it is predicted best)",
                                best_score / std::max(s, 1e-12));
