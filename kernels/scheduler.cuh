@@ -63,9 +63,9 @@ struct TileScheduler {
 };
 
 // Stream-K (persistent TMA's kStreamK configs). A launch of P workers (CTAs, or clusters) over T tiles of kb K blocks
-// each: when T is not a multiple of P, the last partial wave would leave most workers idle. The tiles of all whole waves
-// but the last are data-parallel (worker w takes tiles w, w + P, ...); the rest — one whole wave and the partial one,
-// T - dp_tiles tiles — are shared out by K blocks: their kb x (T - dp_tiles) iterations are cut into P equal ranges,
+// each: when T is not a multiple of P, the last partial wave would leave most workers idle. The tiles of the whole
+// waves are data-parallel (worker w takes tiles w, w + P, ...); the T mod P tiles of the partial wave are shared out by
+// K blocks: their kb x (T - dp_tiles) iterations are cut into P equal ranges,
 // worker w taking iterations [w L, (w + 1) L) (L = per_worker) after its data-parallel tiles. A range cuts its tiles
 // into units (tile, K blocks [kb0, kb1)); a tile split between workers has nseg units, seg 0 the one with its first K
 // blocks. Every unit of a split tile leaves its partial sums in a workspace slot; the last to finish adds them all in
@@ -84,7 +84,7 @@ struct StreamKSchedule {
     StreamKSchedule s{tiles, kb, P, tiles, 0, 1};
     const int waves = tiles / P, rem = tiles % P;
     if (!enabled || rem == 0 || kb < 2) return s;
-    s.dp_tiles = waves >= 1 ? (waves - 1) * P : 0;
+    s.dp_tiles = waves * P;
     s.sk_iters = (tiles - s.dp_tiles) * kb;
     s.per_worker = (s.sk_iters + P - 1) / P;
     return s;

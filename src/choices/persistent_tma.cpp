@@ -394,8 +394,7 @@ struct StreamKLayout {
 StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) {
   StreamKLayout l;
   if (workers < 1 || tiles % workers == 0 || k_blocks < 2) return l;
-  const int64_t waves = tiles / workers;
-  const int64_t dp = waves >= 1 ? (waves - 1) * workers : 0;
+  const int64_t dp = tiles / workers * workers;  // the whole waves
   const int64_t per = ((tiles - dp) * k_blocks + workers - 1) / workers;
   l.split_tiles = tiles - dp;
   l.max_segments = (k_blocks + per - 1) / per + 1;
@@ -541,10 +540,25 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
     }
   }
   const double tiles = m_blocks * std::ceil(double(p.n) / (c.bn * cn));  // clusters'
-  // Stream-K shares the last waves' tiles out by K blocks: its waves are not rounded up (the split tiles' partial
-  // sums cost a little: folded into its weight).
+  // Stream-K shares the partial wave's tiles out by K blocks: its waves are not rounded up, but its split tiles'
+  // partial sums are written and read again (fp32, each unit of a split tile), at ~3 TB/s, against a wave of ~700
+  // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.
   const double workers = std::max(1, sms / (cm * cn));
-  const double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
+  double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
+  if (c.stream_k && !grouped) {
+    const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
+    const StreamKLayout l = stream_k_layout(static_cast<int64_t>(tiles), k_blocks, static_cast<int64_t>(workers));
+    if (l.split_tiles > 0) {
+      const double units = double(l.split_tiles) * double(k_blocks) / std::max(1.0, std::ceil(double(l.split_tiles) *
+                                                                                              k_blocks / workers)) +
+                           double(l.split_tiles);
+      const double traffic_s = units * c.bm * c.bn * cm * cn * 4.0 * 2.0 / 3.0e12;
+      const double wave_s = 2.0 * c.bm * c.bn * cm * cn * double(p.k) / (c.weight * 700e12 / workers);
+      waves += traffic_s / wave_s;
+    } else {
+      waves = std::ceil(tiles / workers);
+    }
+  }
   const double useful = double(p.m) * double(p.n) * (grouped ? 1.0 : double(p.batch));
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
   // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
