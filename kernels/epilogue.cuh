@@ -43,6 +43,12 @@ struct EpilogueParams {
   const float* scale_a;  // scaled_mm: 1 value (tensorwise) or one per row (rowwise)
   const float* scale_b;  // scaled_mm: 1 value (tensorwise) or one per column (rowwise)
   const int* group_ends;  // grouped_mm: the int32 end row of each group (device memory); null otherwise
+  // Stream-K configs (scheduler.cuh, StreamKSchedule): the split tiles' partial sums, [slot][seg][CTA of the cluster]
+  // [BM x BN floats] with sk_seg_stride segments a slot, and one arrival counter per (slot, CTA, consumer), zero at
+  // launch. Null otherwise.
+  float* sk_partials;
+  unsigned* sk_counters;
+  int sk_seg_stride;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

@@ -176,6 +176,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
   // grouped_mm: the groups' tile counts and rows, once per CTA (`batch` is the group count; every thread takes part).
   __shared__ cuda::std::conditional_t<Cfg::kGrouped, GroupSchedule, char> group_sched;
+  // Stream-K: per consumer, whether its warpgroup's unit arrived last on a split tile (set by its thread 0).
+  __shared__ cuda::std::conditional_t<Cfg::kStreamK, int[4], int[1]> sk_flag;
+  __shared__ cuda::std::conditional_t<Cfg::kStreamK, StreamKSchedule, char> sk_work;  // the schedule (stream-K)
   if constexpr (Cfg::kGrouped) load_group_schedule(group_sched, ep.group_ends, batch, M, N, BM * CM, BN * CN);
 
   if (threadIdx.x == 0) {
@@ -204,6 +207,19 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   }();
   const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
   const int k_blocks = (K + BK - 1) / BK;
+  // The units of work of this CTA's cluster: whole tiles, and with kStreamK the K ranges of the last waves' tiles.
+  static_assert(!Cfg::kStreamK || (Cfg::kPromote == 0 && !Cfg::kGrouped), "stream-K: 16-bit mm/bmm/addmm only");
+  const StreamKSchedule work_regs = StreamKSchedule::make(sched.total, k_blocks, tile_step, false);
+  if constexpr (Cfg::kStreamK) {
+    if (threadIdx.x == 0) sk_work = StreamKSchedule::make(sched.total, k_blocks, tile_step, true);
+    __syncthreads();
+  }
+  const StreamKSchedule& work = [&]() -> const StreamKSchedule& {
+    if constexpr (Cfg::kStreamK)
+      return sk_work;
+    else
+      return work_regs;
+  }();
 
   // ---------------- producer: loads ----------------
   // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
@@ -270,11 +286,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   int prefilled = 0;
   if (threadIdx.x < 32) {
     if constexpr (CS > 1) ptx::cluster_wait();  // NOTE: before the first multicast into a peer
-    if (threadIdx.x == 0 && first_tile < sched.total) {
-      const TileCoord tc = tile_of(first_tile);
-      prefilled = k_blocks < S ? k_blocks : S;
+    WorkUnit u0;
+    if (threadIdx.x == 0 && work.template first<Cfg::kStreamK>(first_tile, u0)) {
+      const TileCoord tc = tile_of(u0.tile);
+      const int kb0 = Cfg::kStreamK ? u0.kb0 : 0, n = (Cfg::kStreamK ? u0.kb1 : k_blocks) - kb0;
+      prefilled = n < S ? n : S;
       if (kTr) mark(kTrProdTile, clock64());
-      for (int kb = 0; kb < prefilled; ++kb) issue_stage(tc, kb, kb, kTr && kb == 0);
+      for (int kb = 0; kb < prefilled; ++kb) issue_stage(tc, kb0 + kb, kb, kTr && kb == 0);
     }
   }
 
@@ -285,9 +303,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       if (threadIdx.x >= 32) ptx::cluster_wait();
     if (tid == 0) {
       RingPos<S> pos = RingPos<S>::fresh_after(prefilled);
-      for (int t = first_tile; t < sched.total; t += tile_step) {
-        const TileCoord tc = tile_of(t);
-        for (int kb = t == first_tile ? prefilled : 0; kb < k_blocks; ++kb) {
+      WorkUnit u;
+      for (bool more = work.template first<Cfg::kStreamK>(first_tile, u), first = true; more; more = work.template next<Cfg::kStreamK>(first_tile, u), first = false) {
+        const TileCoord tc = tile_of(u.tile);
+        const int kb0 = Cfg::kStreamK ? u.kb0 : 0, kb1 = Cfg::kStreamK ? u.kb1 : k_blocks;
+        for (int kb = kb0 + (first ? prefilled : 0); kb < kb1; ++kb) {
           ring.wait_empty(pos);
           issue_stage(tc, kb, pos.stage, false);
           pos.advance();
@@ -364,7 +384,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       }
     };
     if (tracer) mark(kTrConsStart, clock64());
-    for (int t = first_tile; t < sched.total; t += tile_step) {
+    WorkUnit u;
+    for (bool more = work.template first<Cfg::kStreamK>(first_tile, u); more; more = work.template next<Cfg::kStreamK>(first_tile, u)) {
+      const int t = u.tile;
+      // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
+      // j = kb - kb0 from 0, as a whole tile's do.
+      const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
       TileCoord tc = sched.tile(t);
       tc.m0 += rm * BM;
       tc.n0 += rn * BN;
@@ -382,14 +407,21 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       // A consumer whose rows all lie at or past the tile's last row (grouped_mm: a group's last tile; mm: the M edge)
       // has nothing to compute: it only takes part in the ring (waits for each stage and releases it), and the other
       // consumer's wgmmas have the tensor cores to themselves. (Its fragments are never stored.)
-      if (kPromote == 0 && !SN && row_base >= tc.m_end) {
-        for (int kb = 0; kb < k_blocks; ++kb) {
+      const bool idle = kPromote == 0 && !SN && row_base >= tc.m_end;
+      if (idle) {
+        for (int j = 0; j < n_kb; ++j) {
           ring.wait_full(pos);
           if (lane == 0) ring.template release<CS>(pos.stage);
           pos.advance();
         }
       } else {
-        for (int kb = 0; kb < k_blocks; ++kb) {
+        // One K block of the unit (j = kb - kb0). Stream-K peels the unit's first K block off (kPeeled), so that its
+        // first wgmma overwrites the accumulators by a compile-time flag: the accumulators are then dead between
+        // units, and a split tile's sums may be added into them (a runtime flag makes ptxas keep them live into the
+        // next unit's wgmmas and serialise every wgmma, C7515, or spill them).
+        auto k_block = [&](const int j, auto peeled) {
+          constexpr bool kPeeled = decltype(peeled)::value;
+          const int kb = kb0 + j;
           ring.wait_full(pos);
           if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
           // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
@@ -412,8 +444,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                 if constexpr (kFp8)
                   ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
                 else
-                  ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(acc[mi], da, db,
-                                                                                                (kb | k16) != 0);
+                  ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(
+                      acc[mi], da, db, kPeeled ? k16 != 0 : (j | k16) != 0);
               }
             }
             ptx::wgmma_commit();
@@ -421,13 +453,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
               if constexpr (kDeferred)
                 if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
               if constexpr (!Cfg::Epi::kIdentity)
-                if (kb == k_blocks - 1) {  // the epilogue's vectors, under this K block's MMAs
+                if (j == n_kb - 1) {  // the epilogue's vectors, under this K block's MMAs
                   prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
                   if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, tc.m_end, N);
                 }
             }
             if constexpr (kPromote > 0) {
-              if (run_kb == kPromote - 1 || kb == k_blocks - 1) {
+              if (run_kb == kPromote - 1 || j == n_kb - 1) {
                 // The run is complete: wait for its wgmmas, free its stages after the last group, add its sum into
                 // the group's columns of the fp32 total.
                 ptx::wgmma_wait<0>();
@@ -455,7 +487,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             }
           }
           if constexpr (kPromote == 0) {
-            if (kb > 0) {
+            if (!kPeeled && j > 0) {
               // NOTE: release a stage only after the wgmmas reading it have completed.
               ptx::wgmma_wait<1>();
               if (lane == 0) ring.template release<CS>(prev_stage);
@@ -463,6 +495,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             prev_stage = pos.stage;
           }
           pos.advance();
+        };
+        if constexpr (Cfg::kStreamK) {
+          k_block(0, cuda::std::true_type{});
+          for (int j = 1; j < n_kb; ++j) k_block(j, cuda::std::false_type{});
+        } else {
+          for (int j = 0; j < n_kb; ++j) k_block(j, cuda::std::false_type{});
         }
         if constexpr (kPromote == 0) {
           ptx::wgmma_wait<0>();
@@ -473,6 +511,40 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       ++tiles_done;
       if constexpr (kDeferred)
         while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
+      // Stream-K: how many units' workspace sums this unit's tile is finished from (0: its own accumulators).
+      int reduce_segments = 0;
+      if constexpr (Cfg::kStreamK) {
+        int seg, nseg, slot;
+        work.split(u, seg, nseg, slot);
+        if (nseg > 1) {
+          // A split tile: this unit's partial sums go to the workspace, then it arrives on the tile's counter; the
+          // unit that arrives last adds every unit's sums in segment order (its own from registers) and stores the
+          // tile. An idle consumer (rows past the tile's last row) has nothing to add or store.
+          if (idle) continue;
+          constexpr int kFloats = MI * (WN / 2);  // per thread
+          constexpr long long seg_step = static_cast<long long>(CS) * BM * BN;
+          const float* slot_base = ep.sk_partials +
+                                   (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
+                                   cidx * (kFloats * 128);
+          float* mine = const_cast<float*>(slot_base) + seg * seg_step;
+#pragma unroll
+          for (int mi = 0; mi < MI; ++mi) {
+            ptx::fence_accumulators(acc[mi]);
+#pragma unroll
+            for (int i = 0; i < WN / 2; ++i) __stcg(mine + (mi * (WN / 2) + i) * 128 + tid, acc[mi][i]);
+          }
+          __threadfence();  // the sums before the arrival (release)
+          ptx::named_barrier_sync(4 + cidx, 128);
+          if (tid == 0) {
+            const unsigned before = atomicAdd(ep.sk_counters + (slot * CS + static_cast<int>(rank)) * C + cidx, 1u);
+            sk_flag[cidx] = before == static_cast<unsigned>(nseg - 1);
+          }
+          ptx::named_barrier_sync(4 + cidx, 128);
+          if (!sk_flag[cidx]) continue;  // another unit of the tile finishes it
+          __threadfence();  // the other units' sums after their arrivals (acquire)
+          reduce_segments = nseg;
+        }
+      }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
@@ -499,6 +571,25 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         };
         if constexpr (kPromote > 0) {
           finish(total[mi]);
+        } else if (Cfg::kStreamK && reduce_segments > 0) {
+          // Every unit's sums from the workspace (this one's too: the same values), added in segment order, so that
+          // the tile's result does not depend on which unit finished last. (Into the accumulators, dead here: the next
+          // unit's first wgmma overwrites them, see k_block.)
+          constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
+          // (The slot's address again from the unit: a pointer kept from the fixup would hold registers.)
+          const float* part = ep.sk_partials +
+                              (static_cast<long long>(u.tile - work.dp_tiles) * ep.sk_seg_stride * CS + rank) *
+                                  (BM * BN) +
+                              (cidx * MI + mi) * (WN / 2) * 128 + tid;
+          ptx::fence_accumulators(acc[mi]);
+#pragma unroll
+          for (int i = 0; i < WN / 2; ++i) acc[mi][i] = __ldcg(part + i * 128);
+          for (int q = 1; q < reduce_segments; ++q) {
+            part += kSegStep;
+#pragma unroll
+            for (int i = 0; i < WN / 2; ++i) acc[mi][i] += __ldcg(part + i * 128);
+          }
+          finish(acc[mi]);
         } else {
           ptx::fence_accumulators(acc[mi]);
           finish(acc[mi]);

@@ -62,6 +62,96 @@ struct TileScheduler {
   }
 };
 
+// Stream-K (persistent TMA's kStreamK configs). A launch of P workers (CTAs, or clusters) over T tiles of kb K blocks
+// each: when T is not a multiple of P, the last partial wave would leave most workers idle. The tiles of the whole
+// waves are data-parallel (worker w takes tiles w, w + P, ...); the T mod P tiles of the partial wave are shared out by
+// K blocks: their kb x (T - dp_tiles) iterations are cut into P equal ranges,
+// worker w taking iterations [w L, (w + 1) L) (L = per_worker) after its data-parallel tiles. A range cuts its tiles
+// into units (tile, K blocks [kb0, kb1)); a tile split between workers has nseg units, seg 0 the one with its first K
+// blocks. Every unit of a split tile leaves its partial sums in a workspace slot; the last to finish adds them all in
+// segment order (fixed: the result does not depend on which worker was last) and stores the tile. Index arithmetic
+// only; the host (persistent_tma.cpp) computes the same numbers for the workspace.
+struct WorkUnit {
+  int tile;      // tile index (the schedulers' numbering)
+  int kb0, kb1;  // K blocks [kb0, kb1) of the tile
+};
+
+// An aggregate (a stream-K kernel keeps it in shared memory, so that it does not hold registers across the K loop).
+struct StreamKSchedule {
+  int total, k_blocks, workers, dp_tiles, sk_iters, per_worker;
+
+  __device__ static StreamKSchedule make(int tiles, int kb, int P, bool enabled) {
+    StreamKSchedule s{tiles, kb, P, tiles, 0, 1};
+    const int waves = tiles / P, rem = tiles % P;
+    if (!enabled || rem == 0 || kb < 2) return s;
+    s.dp_tiles = waves * P;
+    s.sk_iters = (tiles - s.dp_tiles) * kb;
+    s.per_worker = (s.sk_iters + P - 1) / P;
+    return s;
+  }
+
+  // The unit of iteration `it` of the shared-out range, up to the worker's range end.
+  __device__ WorkUnit shared_unit(int it, int it_end) const {
+    const int rel = it / k_blocks, kb0 = it - rel * k_blocks;
+    return WorkUnit{dp_tiles + rel, kb0, min(k_blocks, kb0 + (it_end - it))};
+  }
+  __device__ int range_end(int w) const { return min((w + 1) * per_worker, sk_iters); }
+  // Worker w's first unit; false when it has none. (Only the unit is kept between calls: the schedule state is
+  // recomputed from it, so that little stays live in registers across the K loop.) kShared = false: whole tiles only
+  // (the plain persistent loop w, w + P, ...; the stream-K paths compile away).
+  template <bool kShared>
+  __device__ bool first(int w, WorkUnit& u) const {
+    if constexpr (!kShared) {
+      u = WorkUnit{w, 0, k_blocks};
+      return w < total;
+    }
+    if (w < dp_tiles) {
+      u = WorkUnit{w, 0, k_blocks};
+      return true;
+    }
+    const int it = w * per_worker;
+    if (it >= sk_iters) return false;
+    u = shared_unit(it, range_end(w));
+    return true;
+  }
+  // The unit after `u` of worker w; false when it has none left.
+  template <bool kShared>
+  __device__ bool next(int w, WorkUnit& u) const {
+    if constexpr (!kShared) {
+      u.tile += workers;
+      return u.tile < total;
+    }
+    if (u.tile < dp_tiles) {
+      if (u.tile + workers < dp_tiles) {
+        u.tile += workers;
+        return true;
+      }
+      const int it = w * per_worker;
+      if (it >= sk_iters) return false;
+      u = shared_unit(it, range_end(w));
+      return true;
+    }
+    const int it = (u.tile - dp_tiles) * k_blocks + u.kb1, end = range_end(w);
+    if (it >= end) return false;
+    u = shared_unit(it, end);
+    return true;
+  }
+  // A shared-out unit's place among the units of its tile: segment `seg` of `nseg` (nseg 1: the whole tile), and the
+  // tile's workspace slot.
+  __device__ void split(const WorkUnit& u, int& seg, int& nseg, int& slot) const {
+    if (u.tile < dp_tiles) {
+      seg = 0;
+      nseg = 1;
+      slot = -1;
+      return;
+    }
+    slot = u.tile - dp_tiles;
+    const int first_w = slot * k_blocks / per_worker, last_w = ((slot + 1) * k_blocks - 1) / per_worker;
+    seg = (slot * k_blocks + u.kb0) / per_worker - first_w;
+    nseg = last_w - first_w + 1;
+  }
+};
+
 constexpr int kMaxGroups = 256;  // grouped_mm: groups one launch takes (the host refuses more)
 
 // Shared memory of the grouped schedule: prefix[g] = tiles of the groups before g (prefix[G] = all). Only the prefix

@@ -88,6 +88,9 @@ struct EpilogueParamsHost {
   const float* scale_a;
   const float* scale_b;
   const int* group_ends;  // grouped_mm: the groups' int32 end rows (GemmProblem::group_ends)
+  float* sk_partials;      // stream-K configs: partial sums and arrival counters in the workspace (persistent_tma.cpp)
+  unsigned* sk_counters;
+  int sk_seg_stride;
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {

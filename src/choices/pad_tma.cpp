@@ -245,7 +245,8 @@ Backend pad_tma_backend() {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : persistent_tma_configs())
-                       if (c.in_bytes == 2) v.push_back(std::make_shared<PadChoice>(c));
+                       // (stream-K configs need a workspace of their own beside the copies: not offered here)
+                       if (c.in_bytes == 2 && !c.stream_k) v.push_back(std::make_shared<PadChoice>(c));
                      return v;
                    }();
                    return all;

@@ -46,12 +46,13 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
+  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
                      stages, consumers,
                      split_n ? "_sn" : "", group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
                      cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "",
                      store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string(),
+                     stream_k ? "_sk" : "",
                      promote > 0 ? fmt::format("_p{}", promote) : std::string(),
                      promote_n > 0 ? fmt::format("n{}", promote_n) : std::string());
 }
@@ -115,6 +116,15 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // Block K 128 for the single-wave 64x128 clustered kernel: half the barrier round trips per K. Measured on
       // 1000^3 (rows 16 bytes off a sector): 0.934 / 0.944 (rr / rc) against 0.911 / 0.920 with block K 64.
       {64, 128, 128, 4, 1, 8, 2, 1, true, 0.50, false, 2, true},
+      // Stream-K (kernels/scheduler.cuh): the last whole wave and the partial one shared out by K blocks, a split
+      // tile's partial sums added in a fixed order by its last unit. Left to the tuner, which times them against the
+      // whole-tile configs (persistent_tma_score counts their waves unrounded).
+      {.bm = 128, .bn = 256, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.98,
+       .tuner_only = true, .stream_k = true},
+      {.bm = 128, .bn = 256, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 0.98, .tuner_only = true, .stream_k = true},
+      {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
+       .tuner_only = true, .stream_k = true},
       // FP8 (scaled_mm): K-major e4m3/e5m2 tiles of 128-element rows, block K 128 (one 128-byte swizzle slab).
       // Weights are first guesses from the 16-bit table until measured.
       {.bm = 128, .bn = 256, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 1.00,
@@ -168,6 +178,8 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     if (c.store_tma && c.promote_n > 0) return "grouped_mm's TMA stores go through the packed (deferred) epilogue";
     if (p.batch > kMaxGroups) return fmt::format("grouped_mm takes at most {} groups (got {})", kMaxGroups, p.batch);
   }
+  if (c.stream_k && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0))
+    return "stream-K configs take 16-bit mm, bmm and addmm";
   if (c.in_bytes == 1) {
     if (p.op != Op::scaled_mm || !is_fp8(p.a.dtype) || !is_fp8(p.b.dtype))
       return "an fp8 config takes scaled_mm with fp8 inputs only";
@@ -267,7 +279,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
         int_field("kPromoteCols", c.promote_n)},
        {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
         int_field("kConsumerRegs", realloc ? 232 : 0)},
-       {bool_field("kTrace", trace), bool_field("kGrouped", grouped)}}};
+       {bool_field("kTrace", trace), bool_field("kGrouped", grouped), bool_field("kStreamK", c.stream_k)}}};
   return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
                                         b_kmajor ? "c" : "r", out_names[out], epi.suffix(), grouped ? "_grouped" : "",
                                         trace ? "_trace" : ""),
@@ -309,7 +321,7 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
   // direct-store and the first TMA-store config.
   bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2) {
+    if (c.in_bytes == 2 && !c.stream_k) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
       if (first_grouped || (first_grouped_tma && c.store_tma)) {
         specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));
@@ -372,7 +384,60 @@ void write_trace(const GemmProblem& p, const TmaConfig& c, const KernelLaunch& l
 
 }  // namespace
 
-void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout) {
+namespace {
+
+// kernels/scheduler.cuh's StreamKSchedule on the host (the same integer arithmetic): how many cluster tiles a launch of
+// `workers` clusters over `tiles` cluster tiles of `k_blocks` K blocks splits, and the most units one of them has.
+struct StreamKLayout {
+  int64_t split_tiles = 0, max_segments = 1;
+};
+StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) {
+  StreamKLayout l;
+  if (workers < 1 || tiles % workers == 0 || k_blocks < 2) return l;
+  const int64_t dp = tiles / workers * workers;  // the whole waves
+  const int64_t per = ((tiles - dp) * k_blocks + workers - 1) / workers;
+  l.split_tiles = tiles - dp;
+  l.max_segments = (k_blocks + per - 1) / per + 1;
+  return l;
+}
+
+constexpr std::size_t kWorkspaceAlign = 256;
+
+// The workspace of a stream-K launch: the split tiles' partial sums ([slot][segment][cluster CTA][BM x BN] floats),
+// then their arrival counters ([slot][cluster CTA][consumer] unsigned).
+std::size_t stream_k_partials_bytes(const TmaConfig& c, const StreamKLayout& l) {
+  const std::size_t bytes = static_cast<std::size_t>(l.split_tiles * l.max_segments) * c.cluster_m * c.cluster_n *
+                            c.bm * c.bn * sizeof(float);
+  return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+}
+std::size_t stream_k_counter_bytes(const TmaConfig& c, const StreamKLayout& l) {
+  return static_cast<std::size_t>(l.split_tiles) * c.cluster_m * c.cluster_n * c.consumers * sizeof(unsigned);
+}
+
+int64_t cluster_tiles_of(const GemmProblem& p, const TmaConfig& c) {
+  const int64_t m_blocks = (p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m);
+  return (p.op == Op::grouped_mm ? m_blocks + p.batch : m_blocks * p.batch) *
+         ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n));
+}
+
+}  // namespace
+
+std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig& c) {
+  if (!c.stream_k) return 0;
+  // The grid is not known here (an SM carveout, the clusters that fit): the largest need over every grid size.
+  const int64_t tiles = cluster_tiles_of(p, c), k_blocks = (p.k + c.bk - 1) / c.bk;
+  const int64_t most = std::min<int64_t>(tiles, std::max(1, runtime::device_info(p.device).sm_count) /
+                                                    (c.cluster_m * c.cluster_n));
+  std::size_t bytes = 0;
+  for (int64_t w = 1; w <= most; ++w) {
+    const StreamKLayout l = stream_k_layout(tiles, k_blocks, w);
+    bytes = std::max(bytes, stream_k_partials_bytes(c, l) + stream_k_counter_bytes(c, l));
+  }
+  return bytes;
+}
+
+void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout,
+                           void* workspace) {
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
   const std::size_t smem = c.smem_bytes();
   CUfunction fn = kernel_for(p, c);
@@ -413,9 +478,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster
   // grouped_mm: the group sizes live on the device; each group adds at most one partial M block.
-  const int64_t m_blocks = (p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m);
-  const int64_t cluster_tiles = (p.op == Op::grouped_mm ? m_blocks + p.batch : m_blocks * p.batch) *
-                                ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n));
+  const int64_t cluster_tiles = cluster_tiles_of(p, c);
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
   int64_t max_clusters = sms / cm;
 
@@ -428,7 +491,21 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     const int fit = launch.max_active_clusters("cuOccupancyMaxActiveClusters(persistent_tma)");
     if (fit > 0) max_clusters = std::min<int64_t>(max_clusters, fit);
   }
-  launch.set_grid(std::min<int64_t>(cluster_tiles, max_clusters) * cm);
+  const int64_t workers = std::min<int64_t>(cluster_tiles, max_clusters);
+  launch.set_grid(workers * cm);
+  if (c.stream_k) {
+    // The split tiles' partial sums and counters (kernels/scheduler.cuh): the counters start at zero every launch.
+    const StreamKLayout l = stream_k_layout(cluster_tiles, (p.k + c.bk - 1) / c.bk, workers);
+    if (l.split_tiles > 0) {
+      if (workspace == nullptr)
+        throw Error(ErrorCode::invalid_argument, fmt::format("{}: a stream-K launch needs its workspace", c.name()));
+      ep.sk_partials = static_cast<float*>(workspace);
+      ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + stream_k_partials_bytes(c, l));
+      ep.sk_seg_stride = static_cast<int>(l.max_segments);
+      runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, stream_k_counter_bytes(c, l), stream),
+                          "cudaMemsetAsync(stream-K counters)");
+    }
+  }
   const CUlaunchConfig& cfg = launch.config();
   if (runtime::log_enabled("launch"))
     fmt::print(stderr, "tmagemm launch {} grid={} block={} smem={} cluster={} max_clusters={} tiles={}\n",
@@ -463,7 +540,25 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
     }
   }
   const double tiles = m_blocks * std::ceil(double(p.n) / (c.bn * cn));  // clusters'
-  const double waves = std::ceil(tiles / std::max(1, sms / (cm * cn)));
+  // Stream-K shares the partial wave's tiles out by K blocks: its waves are not rounded up, but its split tiles'
+  // partial sums are written and read again (fp32, each unit of a split tile), at ~3 TB/s, against a wave of ~700
+  // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.
+  const double workers = std::max(1, sms / (cm * cn));
+  double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
+  if (c.stream_k && !grouped) {
+    const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
+    const StreamKLayout l = stream_k_layout(static_cast<int64_t>(tiles), k_blocks, static_cast<int64_t>(workers));
+    if (l.split_tiles > 0) {
+      const double units = double(l.split_tiles) * double(k_blocks) / std::max(1.0, std::ceil(double(l.split_tiles) *
+                                                                                              k_blocks / workers)) +
+                           double(l.split_tiles);
+      const double traffic_s = units * c.bm * c.bn * cm * cn * 4.0 * 2.0 / 3.0e12;
+      const double wave_s = 2.0 * c.bm * c.bn * cm * cn * double(p.k) / (c.weight * 700e12 / workers);
+      waves += traffic_s / wave_s;
+    } else {
+      waves = std::ceil(tiles / workers);
+    }
+  }
   const double useful = double(p.m) * double(p.n) * (grouped ? 1.0 : double(p.batch));
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
   // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
@@ -512,8 +607,11 @@ class TmaChoice final : public Choice {
     jit::compile(persistent_tma_spec(p, config_), runtime::device_info(device).arch());
   }
   std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override { return {persistent_tma_spec(p, config_)}; }
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void*) const override {
-    persistent_tma_launch(p, config_, stream, o.sm_carveout);
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
+    persistent_tma_launch(p, config_, stream, o.sm_carveout, workspace);
+  }
+  std::size_t workspace_bytes(const GemmProblem& p) const override {
+    return persistent_tma_workspace_bytes(p, config_);
   }
   // The rule's score (persistent_tma_score); none for configs left to the tuner (TmaConfig::tuner_only).
   std::optional<double> heuristic_score(const GemmProblem& p, const runtime::DeviceInfo& d,
@@ -555,14 +653,28 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // compile on a cold kernel cache. The ratio leaves room for the model's errors: at 0.85 it set aside the best
   // tile of 1000^3 (64x128 2x1, predicted at 0.82 of 128x128 2x1, measured 0.92 against 0.83 of cuBLASLt).
   // A regex that leaves one config keeps it (it is then the best).
+  // Stream-K configs never set the best (their unrounded waves would set aside whole-tile configs the model cannot
+  // rank against them); one is timed only where it is predicted ahead of every whole-tile config, i.e. where the
+  // last wave is partial enough to pay for its split tiles.
   double best_score = 0;
+  bool whole_tiles = false;
   for (const auto& c : out)
-    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k) {
       best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
+      whole_tiles = true;
+    }
+  if (!whole_tiles)
+    for (const auto& c : out)
+      if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
+        best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
   for (auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (cfg->only_when_best && s < best_score)
+      if (cfg->stream_k && whole_tiles && s <= best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config (stream-K is "
+                               "timed only where predicted ahead)",
+                               best_score / std::max(s, 1e-12));
+      else if (cfg->only_when_best && s < best_score)
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
                                "wave-fitting tile is kept only where it is predicted best)",
                                best_score / std::max(s, 1e-12));

@@ -40,8 +40,12 @@ struct TmaConfig {
   // accumulators waited out and added into the totals before the next group is issued (64 + 128 registers for a
   // 64x256 fragment instead of 2 x 128). With the TMA store the tile is then stored at once (no packed copy).
   int promote_n = 0;
+  // Stream-K (kernels/scheduler.cuh, StreamKSchedule): the tiles of the last whole wave and the partial one are shared
+  // out among the CTAs by K blocks, a split tile's partial sums added in a fixed order by its last unit (16-bit mm,
+  // bmm and addmm; a workspace of partial sums and counters).
+  bool stream_k = false;
 
-  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4"; fp8:
+  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4", "_sk"; fp8:
   // "persistent_tma_fp8_..." and "_p<promote>" + "n<promote_n>")
   std::string name() const;
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for
@@ -60,8 +64,13 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& problem, con
 jit::KernelSpec persistent_tma_spec(const GemmProblem& problem, const TmaConfig& config);
 
 // Encodes the TMA descriptors and launches on `stream`. The problem must have passed can_implement.
+// `workspace`: persistent_tma_workspace_bytes(problem, config) bytes of device memory (stream-K configs; may be null
+// otherwise).
 void persistent_tma_launch(const GemmProblem& problem, const TmaConfig& config, cudaStream_t stream,
-                           int sm_carveout);
+                           int sm_carveout, void* workspace = nullptr);
+// Device memory a launch needs beside the operands: 0, or for a stream-K config the split tiles' partial sums and
+// counters for the largest of them any grid of the device could split.
+std::size_t persistent_tma_workspace_bytes(const GemmProblem& problem, const TmaConfig& config);
 
 // A simple rule until the tuner exists: among configs that can run the problem, the one with the smallest
 // predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).

@@ -1,0 +1,116 @@
+// stream_k_test.cpp — the persistent TMA kernel's stream-K configs on a GPU (kernels/scheduler.cuh, StreamKSchedule):
+// problems whose last waves are shared out by K blocks — fewer tiles than SMs (every tile split), one wave and a part,
+// K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference (relative
+// Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
+// bits (the split tiles' partial sums are added in a fixed order, whichever CTA finishes last).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "choices/persistent_tma.hpp"
+#include "gpu/gpu_util.hpp"
+#include "tune/tuner.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+// The stream-K configs only, heuristic mode (no tuning): the regex leaves one config, which then runs.
+Options stream_k_options(const std::string& config_regex) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  o.cublaslt = false;
+  o.fallback = false;
+  o.skinny = false;
+  o.pad_tma = false;
+  o.choice_regex = config_regex;
+  return o;
+}
+
+const char* kConfigs[] = {"^persistent_tma_128x256x64_s4_c2_g8_tmastore_sk$",
+                          "^persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk$",
+                          "^persistent_tma_128x128x64_s6_c2_g8_tmastore_sk$"};
+
+class StreamK : public ::testing::Test {
+ protected:
+  void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
+  std::mt19937 rng{77};
+
+  void check(DType in, DType out_t, int64_t m, int64_t n, int64_t k, bool a_col, bool b_col,
+             const std::string& regex) {
+    SCOPED_TRACE(fmt::format("{}x{}x{} {} a:{} b:{} out {} {}", m, n, k, to_string(in), a_col ? "col" : "row",
+                             b_col ? "col" : "row", to_string(out_t), regex));
+    Matrix a = make_matrix(in, m, k, a_col, 8, rng, true);
+    Matrix b = make_matrix(in, k, n, b_col, 8, rng, true);
+    Matrix out = make_matrix(out_t, m, n, false, 8, rng, false);
+    const Options o = stream_k_options(regex);
+    ASSERT_EQ(tune::choose(make_mm_problem(a.view(), b.view(), out.view()), o)->name(),
+              regex.substr(1, regex.size() - 2));
+    mm(a.view(), b.view(), out.view(), o);
+    cuda_ok(cudaDeviceSynchronize(), "mm");
+    const Check chk = compare(out, reference_gemm(a, b, m, n, k));
+    EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+    EXPECT_EQ(chk.padding_touched, 0);
+    EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+  }
+};
+
+TEST_F(StreamK, SplitTilesEveryLayoutAndShape) {
+  // (M, N, K): fewer tiles than SMs (every tile split, several units a tile), one wave and a part, a K tail, a tile
+  // count just past a multiple of the SMs, and a single K block per tile (nothing to split). N x 2 bytes is a whole
+  // number of 16-byte chunks (the TMA-store epilogue's rule).
+  const int64_t shapes[][3] = {{1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}, {4224, 4224, 512},
+                               {296, 304, 64}};
+  for (const char* regex : kConfigs)
+    for (const auto& s : shapes)
+      for (int layout = 0; layout < 4; ++layout) {
+        check(DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0, regex);
+        if (HasFailure()) return;
+      }
+}
+
+TEST_F(StreamK, F16AndF32Outputs) {
+  for (const char* regex : kConfigs) {
+    check(DType::f16, DType::f16, 1000, 1000, 3000, false, true, regex);
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(StreamK, BatchedProblemSharesItsLastWave) {
+  // bmm through the same schedule: tiles numbered across the batch, split tiles in the last batch.
+  const int64_t B = 3, M = 500, N = 704, K = 2000;
+  Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true, B, true);
+  Matrix b = make_matrix(DType::bf16, K, N, true, 8, rng, true, B, true);
+  Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false, B, true);
+  bmm(a.view(), b.view(), out.view(), stream_k_options(kConfigs[0]));
+  cuda_ok(cudaDeviceSynchronize(), "bmm");
+  const Check chk = compare(out, reference_gemm(a, b, M, N, K, B), B);
+  EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+  EXPECT_EQ(chk.padding_touched, 0);
+  EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+}
+
+TEST_F(StreamK, TwoRunsGiveTheSameBits) {
+  // 1000 x 1000 x 8192: 32 tiles of 128x256 on 132 SMs, each split into 4-5 units.
+  for (const char* regex : kConfigs) {
+    Matrix a = make_matrix(DType::bf16, 1000, 8192, false, 8, rng, true);
+    Matrix b = make_matrix(DType::bf16, 8192, 1000, true, 8, rng, true);
+    Matrix out = make_matrix(DType::bf16, 1000, 1000, false, 8, rng, false);
+    const Options o = stream_k_options(regex);
+    std::vector<std::vector<uint8_t>> runs;
+    for (int r = 0; r < 3; ++r) {
+      out.upload();  // poison again
+      mm(a.view(), b.view(), out.view(), o);
+      cuda_ok(cudaDeviceSynchronize(), "mm");
+      std::vector<uint8_t> host(out.host.size());
+      cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
+      runs.push_back(std::move(host));
+    }
+    EXPECT_EQ(runs[0], runs[1]) << regex;
+    EXPECT_EQ(runs[0], runs[2]) << regex;
+    const Check chk = compare(out, reference_gemm(a, b, 1000, 1000, 8192));
+    EXPECT_LE(chk.rel_err, 1e-2) << regex << ": " << chk.first_bad;
+  }
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
