@@ -191,7 +191,8 @@ void launch_choice(const choices::Choice& c, const GemmProblem& p, cudaStream_t 
 
 }  // namespace
 
-Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choices::ChoicePtr>& cands, bool card_warm) {
+Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choices::ChoicePtr>& cands,
+                BenchmarkRun run) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Tuned result;
@@ -395,7 +396,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   //    ~350 ms of load, and not every kernel by the same amount. With the heat after a screen at near-idle clocks,
   //    the screen kept clustered tiles and dropped the unclustered 128x256, which the bench then measured 1-3 %
   //    faster than the tuner's pick on the large llm shapes.
-  if (measured.size() > 1 && !card_warm) {
+  if (measured.size() > 1 && !run.card_warm) {
     constexpr double heat_s = 0.4;
     const auto heat_start = clock::now();
     try {
@@ -452,7 +453,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       }
   result.margin = tie_margin(p);
   result.winner = in_order[pick_winner(entries, result.margin)];
-  modules[result.winner.get()].keep();  // the winner will run outside the tuning: its modules stay loaded
+  if (run.keep_winner) modules[result.winner.get()].keep();  // it will run outside the tuning: its modules stay loaded
   return result;
 }
 

@@ -71,9 +71,15 @@ struct Entry {  // what pick_winner needs of one timed choice
 std::size_t pick_winner(const std::vector<Entry>& entries, double margin);
 
 // Throws Error(no_valid_choice) when every candidate fails its precompile or check (each failure is logged).
-// `card_warm`: the card has just run a tuning (a bucket's second end), so the 400 ms heat is skipped.
+// How a benchmark is run: `card_warm`: the card has just run a tuning (a shape bucket's other Ms), so the 400 ms heat
+// is skipped; `keep_winner`: the winner's modules are kept loaded (off where the caller may pick another finalist:
+// the one it picks is kept once it runs outside the tuning, modules.hpp).
+struct BenchmarkRun {
+  bool card_warm = false;
+  bool keep_winner = true;
+};
 Tuned benchmark(const GemmProblem& problem, const Options& options, const std::vector<choices::ChoicePtr>& candidates,
-                bool card_warm = false);
+                BenchmarkRun run = {});
 
 // The AUTOTUNE table on stderr (TMAGEMM_LOG=autotune).
 void print_autotune(const GemmProblem& problem, const Tuned& tuned, std::size_t candidates);

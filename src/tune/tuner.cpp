@@ -457,7 +457,7 @@ Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_h
     if (m == ms_timed.back() || m == bt.problem.m) continue;
     Tuned at;
     try {
-      at = benchmark(with_m(bt.problem, m), o, finalists, /*card_warm=*/true);
+      at = benchmark(with_m(bt.problem, m), o, finalists, BenchmarkRun{.card_warm = true, .keep_winner = false});
     } catch (const Error& e) {
       if (e.code() == ErrorCode::invalid_argument) throw;
       continue;  // every finalist failed at this M: the others decide (the largest M's check passed)
@@ -591,7 +591,8 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       if (chosen) return chosen;
     } else {
       const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
-      Tuned t = benchmark(bt.problem, o, bt.candidates);
+      // In a bucket the finalists are checked on its other Ms first: the final winner's modules are kept once it runs.
+      Tuned t = benchmark(bt.problem, o, bt.candidates, BenchmarkRun{.keep_winner = bt.bucket.exact()});
       if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, std::move(t));
       count(g_counters.tuned);
       if (runtime::log_enabled("autotune")) {

@@ -15,15 +15,7 @@ namespace tmagemm::testing {
 namespace {
 
 // Options for kernel tests: persistent TMA only, no benchmarking.
-Options kernel_options() {
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::heuristic;
-  o.cublaslt = false;
-  o.fallback = false;
-  o.skinny = false;
-  o.pad_tma = false;
-  return o;
-}
+Options kernel_options() { return backend_only("persistent_tma"); }
 
 struct Case {
   DType in = DType::bf16, out = DType::bf16;

@@ -16,12 +16,7 @@ namespace {
 
 // The stream-K configs only, heuristic mode (no tuning): the regex leaves one config, which then runs.
 Options stream_k_options(const std::string& config_regex) {
-  Options o = Options::defaults_only();
-  o.tuning = Tuning::heuristic;
-  o.cublaslt = false;
-  o.fallback = false;
-  o.skinny = false;
-  o.pad_tma = false;
+  Options o = backend_only("persistent_tma");
   o.choice_regex = config_regex;
   return o;
 }
