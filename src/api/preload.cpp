@@ -26,19 +26,6 @@ std::size_t span_bytes(const Operand& o, int64_t batch) {
   return static_cast<std::size_t>(last + 1) * itemsize(o.dtype);
 }
 
-// Device memory freed on every path.
-struct Scratch {
-  void* ptr = nullptr;
-  explicit Scratch(std::size_t bytes) {
-    if (bytes) runtime::check_cuda(cudaMalloc(&ptr, bytes), "cudaMalloc(preload scratch)");
-  }
-  ~Scratch() {
-    if (ptr) cudaFree(ptr);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
-
 constexpr std::size_t kAlign = 256;
 std::size_t round_up(std::size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -62,7 +49,7 @@ PreloadStats preload(const tune::Model& model, int device, const Options& option
                                    round_up(a) + round_up(b) + round_up(out) + round_up(bias) + round_up(sa)};
     const std::size_t total = offsets[5] + round_up(sb);
     runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
-    Scratch scratch(total);
+    const runtime::DeviceMem scratch(total, "cudaMalloc(preload scratch)");
     char* base = static_cast<char*>(scratch.ptr);
     runtime::check_cuda(cudaMemsetAsync(base, 0, total, options.stream), "cudaMemsetAsync(preload scratch)");
     Options o = options;

@@ -27,16 +27,9 @@ namespace tmagemm::tune {
 
 namespace {
 
-struct DeviceMem {
-  void* ptr = nullptr;
-  explicit DeviceMem(std::size_t bytes) {
-    if (bytes) runtime::check_cuda(cudaMalloc(&ptr, bytes), "cudaMalloc(tuning scratch)");
-  }
-  ~DeviceMem() {
-    if (ptr) cudaFree(ptr);
-  }
-  DeviceMem(const DeviceMem&) = delete;
-  DeviceMem& operator=(const DeviceMem&) = delete;
+// The tuner's scratch (freed when its tuning ends).
+struct DeviceMem : runtime::DeviceMem {
+  explicit DeviceMem(std::size_t bytes) : runtime::DeviceMem(bytes, "cudaMalloc(tuning scratch)") {}
 };
 
 void launch_simple(CUfunction fn, void** params, int64_t n, cudaStream_t stream, int64_t max_blocks = INT32_MAX) {
