@@ -6,6 +6,9 @@
 //   products) and the "floor" value: fp32 accumulation in K order, rounded once to the output type. The tuner
 //   drops a choice whose error against the fp64 value exceeds the floor's error by more than its tolerance.
 // - gather_samples reads the same positions of an output as floats.
+// - l2_flush_read reads every 16 bytes of a buffer larger than L2, so that L2 holds clean lines of it afterwards
+//   (the read flush: `tmagemm bench --flush read` and the tuner's second timing of memory-bound problems). The XOR
+//   of the loads decides a store that practically never happens, so that the loads are not optimised away.
 #pragma once
 #include <cuda/std/cstdint>
 
@@ -108,6 +111,16 @@ __global__ void gather_samples(const void* base, long long rs, long long cs, lon
     out[i] = static_cast<const float*>(base)[off];
   else
     out[i] = load_as_float<OutType>(base, off);
+}
+
+__global__ void l2_flush_read(const uint4* p, unsigned long long n, unsigned* sink) {
+  unsigned acc = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    const uint4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u && threadIdx.x == 0) *sink = acc;
 }
 
 }  // namespace tmagemm::kernels

@@ -59,6 +59,8 @@ KernelSpec zero_strided_spec(std::size_t element_bytes) {
               fmt::format("zero_strided<{}>", element_bytes));
 }
 
+KernelSpec l2_flush_read_spec() { return spec("l2_flush_read", "tuner_check.cuh", "l2_flush_read"); }
+
 KernelSpec repitch16_spec() { return spec("repitch16", "repitch.cuh", "repitch16"); }
 
 KernelSpec epilogue_only_spec(int out_code, const std::string& epilogue_config, const std::string& epilogue_suffix) {
@@ -83,6 +85,7 @@ std::vector<KernelSpec> support_kernel_specs() {
   for (DType out : {DType::bf16, DType::f16, DType::f32}) all.push_back(gather_samples_spec(out));
   for (std::size_t bytes : {2u, 4u}) all.push_back(zero_strided_spec(bytes));
   all.push_back(repitch16_spec());
+  all.push_back(l2_flush_read_spec());
   for (int out : {0, 2})
     all.push_back(epilogue_only_spec(out, "  using Epi = tmagemm::kernels::Epilogue<0, 3, true>;\n", "_e1_3_1"));
   return all;

@@ -207,7 +207,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   std::vector<std::string> failure(cands.size());
   {
     const std::string arch = runtime::device_info(p.device).arch();
-    const std::size_t jobs = cands.size() + 4;
+    const std::size_t jobs = cands.size() + 5;
     std::atomic<std::size_t> next{0};
     const unsigned threads =
         std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(jobs)));
@@ -224,6 +224,9 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
               jit::compile(check_reference_spec(p), arch);
             else if (i == cands.size() + 3)
               jit::compile(jit::gather_samples_spec(p.out.dtype), arch);
+            else if (i == cands.size() + 4) {
+              if (memory_bound(p)) jit::compile(jit::l2_flush_read_spec(), arch);
+            }
             else
               cands[i]->precompile(p, p.device);
           } catch (const std::exception& e) {
@@ -296,7 +299,25 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   DeviceMem flush_mem(flush_bytes);
   void* flush = flush_mem.ptr;
   unsigned flush_value = 0;
-  auto flush_l2 = [&] {
+  // Memory-bound problems are timed after a read flush too (benchmark.hpp): a kernel reads the (initialised) buffer.
+  const bool both_flushes = memory_bound(p);
+  result.both_flushes = both_flushes;
+  CUfunction flush_reader = nullptr;
+  std::optional<DeviceMem> flush_sink;
+  if (both_flushes) {
+    flush_reader = jit::load(jit::l2_flush_read_spec(), p.device, 0);
+    flush_sink.emplace(16);
+    runtime::check_cuda(cudaMemsetAsync(flush, 0x5a, flush_bytes, stream), "cudaMemsetAsync(flush buffer)");
+  }
+  auto flush_l2 = [&](bool read = false) {
+    if (read) {
+      const void* base = flush;
+      unsigned long long n16 = flush_bytes / 16;
+      void* sink = flush_sink->ptr;
+      void* params[] = {&base, &n16, &sink};
+      launch_simple(flush_reader, params, static_cast<int64_t>(n16), stream, int64_t{dev.sm_count} * 8);
+      return;
+    }
     flush_value = flush_value % 255 + 1;
     runtime::check_cuda(cudaMemsetAsync(flush, static_cast<int>(flush_value), flush_bytes, stream),
                         "cudaMemsetAsync(L2 flush)");
@@ -314,8 +335,8 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   cudaEvent_t start = start_event.e, stop = stop_event.e;
 
   // One timed run of candidate i: flush L2 (outside the timed region), launch between two events.
-  auto time_once = [&](const choices::ChoicePtr& c) {
-    flush_l2();
+  auto time_once = [&](const choices::ChoicePtr& c, bool read_flush) {
+    flush_l2(read_flush);
     runtime::check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
     launch_choice(*c, sp, stream, o, workspace.ptr, modules);
     runtime::check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
@@ -332,8 +353,13 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   // 3. Quick check of every candidate; the survivors are measured below.
   struct Measured {
     choices::ChoicePtr choice;
-    std::vector<float> times;
+    std::vector<float> times, times_read;  // after a write flush; after a read flush (both_flushes only)
     bool failed = false;  // failed during the timed runs: dropped like a failed check
+  };
+  // A candidate's time: its median, or with both flushes the geometric mean of the two medians.
+  auto score = [&](const Measured& m) {
+    const double w = median(m.times);
+    return both_flushes ? std::sqrt(w * median(m.times_read)) : w;
   };
   std::vector<Measured> measured;
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -355,7 +381,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
                    err, samples.floor_error, result.error_bound);
         continue;
       }
-      measured.push_back(Measured{c, {}});
+      measured.push_back(Measured{c, {}, {}});
     } catch (const Error& e) {
       cudaGetLastError();  // a non-sticky launch error; a sticky one fails the next CUDA call anyway
       fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", c->name(), e.what());
@@ -373,7 +399,15 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
         Measured& m = measured[(f + static_cast<std::size_t>(round)) % count];
         if (m.failed) continue;
         try {
-          m.times.push_back(time_once(m.choice));
+          if (both_flushes) {
+            const bool read_first = round % 2 == 1;
+            const float first = time_once(m.choice, read_first);
+            const float second = time_once(m.choice, !read_first);
+            m.times.push_back(read_first ? second : first);
+            m.times_read.push_back(read_first ? first : second);
+          } else {
+            m.times.push_back(time_once(m.choice, false));
+          }
         } catch (const Error& e) {
           cudaGetLastError();
           m.failed = true;
@@ -413,18 +447,17 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   // 6. The finalists (at most 4, within 10 % of the best screen) are timed again in interleaved rounds for at least
   //    150 ms and 20 rounds. A finalist's time is the median of all its runs. (With 10 rounds / 60 ms the pick
   //    among cuBLASLt algorithms 1-2 % apart was wrong on 3 of 33 shapes.)
-  std::sort(measured.begin(), measured.end(),
-            [&](const Measured& x, const Measured& y) { return median(x.times) < median(y.times); });
+  std::sort(measured.begin(), measured.end(), [&](const Measured& x, const Measured& y) { return score(x) < score(y); });
   std::size_t finalists = 0;
   if (!measured.empty()) {
-    const float best = median(measured.front().times);
-    while (finalists < measured.size() && finalists < 4 && median(measured[finalists].times) <= 1.10f * best)
-      ++finalists;
+    const double best = score(measured.front());
+    while (finalists < measured.size() && finalists < 4 && score(measured[finalists]) <= 1.10 * best) ++finalists;
   }
   if (finalists > 1) rounds(finalists, 20, 100000, 0.15);
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
   for (const Measured& m : measured) {
-    result.timings.push_back({m.choice->name(), median(m.times)});
+    result.timings.push_back({m.choice->name(), score(m)});
+    if (both_flushes) result.flush_ms.push_back({m.choice->name(), {median(m.times), median(m.times_read)}});
     ++result.benchmarked;
   }
   std::sort(result.timings.begin(), result.timings.end(),
@@ -463,15 +496,17 @@ double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduc
   return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;
 }
 
-double tie_margin(const GemmProblem& p) {
+bool memory_bound(const GemmProblem& p) {
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
                        static_cast<double>(p.batch);
   const double bytes = static_cast<double>(p.batch) *
                        (static_cast<double>(p.m * p.k) * static_cast<double>(itemsize(p.a.dtype)) +
                         static_cast<double>(p.k * p.n) * static_cast<double>(itemsize(p.b.dtype)) +
                         static_cast<double>(p.m * p.n) * static_cast<double>(itemsize(p.out.dtype)));
-  return flops < kMemoryBoundIntensity * bytes ? kTieMarginMemoryBound : kTieMarginComputeBound;
+  return flops < kMemoryBoundIntensity * bytes;
 }
+
+double tie_margin(const GemmProblem& p) { return memory_bound(p) ? kTieMarginMemoryBound : kTieMarginComputeBound; }
 
 std::size_t pick_winner(const std::vector<Entry>& e, double margin) {
   std::size_t fastest_lt = e.size();
@@ -499,7 +534,10 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
     double err = NAN;
     for (const auto& [name, e] : t.errors)
       if (name == t.timings[i].choice) err = e;
-    s += fmt::format("  {:<48} {:8.4f} ms {:5.1f}%  err {:.3g}{}\n", t.timings[i].choice, t.timings[i].ms,
+    std::string flushes;
+    for (const auto& [name, wr] : t.flush_ms)
+      if (name == t.timings[i].choice) flushes = fmt::format(" (write {:.4f}, read {:.4f})", wr.first, wr.second);
+    s += fmt::format("  {:<48} {:8.4f} ms{} {:5.1f}%  err {:.3g}{}\n", t.timings[i].choice, t.timings[i].ms, flushes,
                      100.0 * best / t.timings[i].ms, err,
                      picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to {}'s ranking)",
                                                    100 * t.margin, t.winner->library())

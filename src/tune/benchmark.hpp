@@ -2,8 +2,9 @@
 // sampled positions against an fp64 reference (the accuracy floor below), time the survivors on scratch buffers
 // (scratch inputs with random finite values and a scratch output, laid out like the user's; the user's tensors are
 // neither read nor written), L2 flushed before each run: 400 ms of one candidate back to back (the card's sustained,
-// power-capped state), a screen of five interleaved rounds over every survivor, then interleaved rounds for the
-// finalists (within 10 % of the best screen), median; the winner (pick_winner); and the AUTOTUNE log table.
+// power-capped state), a screen of five interleaved rounds over every survivor (memory-bound problems: once after
+// each kind of flush, below), then interleaved rounds for the finalists (within 10 % of the best screen), median;
+// the winner (pick_winner); and the AUTOTUNE log table.
 #pragma once
 #include <string>
 #include <utility>
@@ -24,6 +25,10 @@ struct Tuned {  // the outcome of one benchmark
   std::vector<std::pair<std::string, double>> errors;
   double precompile_s = 0, total_s = 0;
   double margin = 0;  // the near-tie margin the winner was picked with (tie_margin)
+  // memory_bound problems: each timing's ms is the geometric mean of its medians after a write and a read flush,
+  // which are kept here by choice name (for the AUTOTUNE log).
+  bool both_flushes = false;
+  std::vector<std::pair<std::string, std::pair<double, double>>> flush_ms;
   int benchmarked = 0;
 };
 
@@ -60,7 +65,14 @@ inline constexpr double kTieMarginMemoryBound = 0.03;
 // FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM
 // against ~4.3 TB/s of copy bandwidth is ~160).
 inline constexpr double kMemoryBoundIntensity = 160.0;
-double tie_margin(const GemmProblem& problem);
+bool memory_bound(const GemmProblem& problem);
+double tie_margin(const GemmProblem& problem);  // kTieMarginMemoryBound where memory_bound, else kTieMarginComputeBound
+
+// A memory-bound problem's time depends on what L2 holds when it starts (issue 21, docs/perf-notes.md "Decode under
+// both flushes"): after a write flush L2 is full of dirty lines that the GEMM's reads evict (a write-back each), after
+// a read flush of clean ones. Serving sees either, so each timed round of a memory-bound problem runs every candidate
+// once after each flush (the order alternating by round), and a candidate's time is the geometric mean of its two
+// medians: a pick must hold under both, not exploit one.
 
 struct Entry {  // what pick_winner needs of one timed choice
   double ms = 0;

@@ -33,6 +33,7 @@
 #include "cublaslt_baseline.hpp"
 #include "grouped_baseline.hpp"
 #include "jit/jit.hpp"
+#include "jit/support_kernels.hpp"
 #include "runtime/device.hpp"
 #include "suites.hpp"
 #include "tmagemm/error.hpp"
@@ -194,27 +195,6 @@ void flush_l2(Context& ctx) {
   cuda_check(cudaMemsetAsync(ctx.flush.get(), static_cast<int>(++ctx.flush_counter & 0xff), ctx.flush.bytes(),
                              ctx.stream),
              "cudaMemsetAsync(L2 flush)");
-}
-
-// The --flush read kernel: every 16 bytes of the buffer are loaded; the XOR of all of them decides a store that
-// practically never happens, so that the loads are not optimised away.
-jit::KernelSpec flush_read_spec() {
-  jit::KernelSpec s;
-  s.name = "bench_l2_flush_read";
-  s.extra_source =
-      "namespace tmagemm::bench {\n"
-      "__global__ void l2_flush_read(const uint4* p, unsigned long long n, unsigned* sink) {\n"
-      "  unsigned acc = 0;\n"
-      "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-      "       i += (unsigned long long)gridDim.x * blockDim.x) {\n"
-      "    const uint4 v = p[i];\n"
-      "    acc ^= v.x ^ v.y ^ v.z ^ v.w;\n"
-      "  }\n"
-      "  if (acc == 0x9e3779b9u && threadIdx.x == 0) *sink = acc;\n"
-      "}\n"
-      "}  // namespace tmagemm::bench\n";
-  s.kernel = "tmagemm::bench::l2_flush_read";
-  return s;
 }
 
 // An addmm row's epilogue as written in the suite ("none", "bias", "bias+gelu_tanh", "relu", ...): a bias (N)
@@ -1193,7 +1173,7 @@ int run_bench(const BenchOptions& opt) {
   ctx.workspace = DeviceBuffer(kWorkspaceBytes);
   if (opt.flush == "read") {
     cuda_check(cudaMemset(ctx.flush.get(), 0x5a, ctx.flush.bytes()), "cudaMemset(flush buffer)");
-    ctx.flush_read = jit::load(flush_read_spec(), opt.device, 0);
+    ctx.flush_read = jit::load(jit::l2_flush_read_spec(), opt.device, 0);
   }
   ctx.pool_dtype = dtype;
   ctx.pool = make_pool(dtype);
