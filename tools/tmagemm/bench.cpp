@@ -72,6 +72,7 @@ struct BenchOptions {
 struct Row {
   std::string op, dtype, layout, epilogue, note;
   std::string flush = "write";  // how L2 was flushed before each timed run (--flush)
+  bool m_buckets = true;        // the tuning key held M by bucket (Options::m_buckets, TMAGEMM_M_BUCKETS)
   int64_t batch = 1, m = 0, n = 0, k = 0;
   std::string status = "ok";  // ok | FAIL | error
   std::string error;
@@ -685,6 +686,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     throw std::invalid_argument("bmm rows take batch >= 1 dense operands, without an unfused pair or aligned twin");
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t M = shape.m, N = shape.n, K = shape.k, batch = shape.batch;
   const std::size_t es = itemsize(dtype);
@@ -838,6 +840,7 @@ Row bench_grouped(Context& ctx, const Suite& suite, const BenchShape& shape, DTy
   Row row = row_for(suite, shape, dtype);
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t G = shape.batch, M = shape.m, N = shape.n, K = shape.k;
   if (layout.a_col || G < 1 || static_cast<int64_t>(shape.group_rows.size()) != G)
@@ -953,6 +956,7 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
   row.itemsize = 1;
   row.out_itemsize = itemsize(out_t);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.m_buckets = ctx.options.m_buckets;
   const bool rowwise = row.epilogue.find("rowwise") != std::string::npos;
   const bool fast = row.epilogue.find("+fast") != std::string::npos;
   const bool with_bias = row.epilogue.find("+bias") != std::string::npos;
@@ -1121,6 +1125,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
       {"l2_flush", r.flush},
+      {"tuning_m", r.m_buckets ? "bucket" : "exact"},
   };
   if (r.grouped) j["group_rows"] = r.group_rows;
   if (r.bandwidth) {
