@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "problem/problem.hpp"
@@ -57,6 +58,15 @@ TEST(TieMargin, MemoryBoundProblemsGetTheWiderMargin) {
   EXPECT_EQ(tie_margin(problem(512, 14336, 4096)), kTieMarginComputeBound);
   EXPECT_EQ(tie_margin(problem(4096, 4096, 4096)), kTieMarginComputeBound);
   EXPECT_EQ(tie_margin(problem(1000, 1000, 1000)), kTieMarginComputeBound);
+}
+
+// The problems the tuner times after both kinds of L2 flush are the ones with the wider margin.
+TEST(TieMargin, BothFlushesExactlyWhereMemoryBound) {
+  for (const auto& [m, n, k] : {std::tuple{1, 4096, 4096}, {64, 28672, 8192}, {128, 8192, 8192}, {512, 14336, 4096},
+                                {4096, 4096, 4096}})
+    EXPECT_EQ(memory_bound(problem(m, n, k)), tie_margin(problem(m, n, k)) == kTieMarginMemoryBound) << m;
+  EXPECT_TRUE(memory_bound(problem(1, 4096, 4096)));
+  EXPECT_FALSE(memory_bound(problem(4096, 4096, 4096)));
 }
 
 }  // namespace
