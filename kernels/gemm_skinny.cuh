@@ -32,7 +32,10 @@
 // accumulators restart every kPromote K blocks and are added into fp32 totals, which the reduction then sums.
 //
 // Config (template argument, rendered by src/choices/skinny.cpp): kBN, kBK, kStages, kMP, kF16, kFp8A, kFp8B,
-// kPromote, kOut, kAKMajor, kBKMajor. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
+// kPromote, kOut, kAKMajor, kBKMajor, kTrace.
+//
+// kTrace (profiling builds only, TMAGEMM_TRACE on the host): thread 0 and the producer lane record %globaltimer (ns)
+// at the points of SkinnyTraceSlot into trace[blockIdx.x * kSkinnyTraceSlots + slot], written at their end. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
 // (each rendered variant static_asserts it).
 #pragma once
 #include <cuda/ptx>
@@ -57,6 +60,23 @@ struct SkinnyParams {
 };
 
 constexpr int kSkinnyThreads = 160;  // one consumer warpgroup + one producer warp
+
+// Timeline slots of a kTrace build (per CTA): %globaltimer in ns unless said otherwise.
+enum SkinnyTraceSlot : int {
+  kSkEntry = 0,        // thread 0 at entry
+  kSkStarted,          // thread 0 past the start barrier (barriers initialised and published)
+  kSkFirstIssued,      // the producer issued its first stage's loads
+  kSkLastIssued,       // ... its last stage's
+  kSkFirstFull,        // thread 0 saw the first stage full
+  kSkLastFull,         // ... the last stage full
+  kSkMmaDone,          // ... every wgmma retired
+  kSkReduceStart,      // ... past the cluster barrier before the reduction
+  kSkStored,           // ... its share of the tile reduced and stored
+  kSkExit,             // ... past the last cluster barrier
+  kSkSmid,             // the SM (a number, not a time)
+  kSkBlocks,           // K blocks of this CTA (a number)
+  kSkinnyTraceSlots = 16
+};
 constexpr int kSkinnyRedPad = 4;     // floats of padding per row of the reduction tile
 
 // The operand layout: 16-bit, or fp8 elements.
@@ -81,11 +101,27 @@ constexpr int skinny_smem_bytes() {
 template <class Cfg>
 __global__ void __launch_bounds__(kSkinnyThreads)
     gemm_skinny(const __grid_constant__ TmaDesc tma_a, const __grid_constant__ TmaDesc tma_b, const SkinnyParams p,
-                const EpilogueParams ep) {
+                const EpilogueParams ep, unsigned long long* trace) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BN = Cfg::kBN, BK = Cfg::kBK, MP = Cfg::kMP, S = Cfg::kStages;
+  // Profiling builds: each tracing thread keeps its marks in registers and writes them at its end.
+  constexpr bool kTr = Cfg::kTrace;
+  unsigned long long timeline[kTr ? kSkinnyTraceSlots : 1] = {};
+  auto mark = [&](int slot) {
+    if constexpr (kTr) {
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      timeline[slot] = t;
+    }
+  };
+  auto flush_timeline = [&] {
+    if constexpr (kTr)
+      for (int s = 0; s < kSkinnyTraceSlots; ++s)
+        if (timeline[s] != 0) trace[blockIdx.x * kSkinnyTraceSlots + s] = timeline[s];
+  };
+  if (kTr && threadIdx.x == 0) mark(kSkEntry);
   using Op = SkinnyOperand<Cfg>;
   constexpr int kRowElems = Op::kRowElems;
   constexpr bool kFp8 = Cfg::kFp8A != 0;
@@ -129,6 +165,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   } else {
     __syncthreads();
   }
+  if (kTr && threadIdx.x == 0) mark(kSkStarted);
 
   float acc[MI][MP / 2];
   float total[MI][kPromote > 0 ? MP / 2 : 1];  // two-level accumulation: the fp32 sums of the finished runs
@@ -180,8 +217,11 @@ __global__ void __launch_bounds__(kSkinnyThreads)
           const int krows = BK / cast;
           load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, full);
         }
+        if (kTr && kb == 0) mark(kSkFirstIssued);
         pos.advance();
       }
+      if (kTr) mark(kSkLastIssued);
+      flush_timeline();
     }
   } else {
     // ---------------- consumers ----------------
@@ -201,6 +241,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     bool prev_held = false;  // two-level: a stage whose wgmmas may still run has not been released yet
     for (int kb = 0; kb < nkb; ++kb) {
       ring.wait_full(pos);
+      if (kTr && threadIdx.x == 0 && kb == 0) mark(kSkFirstFull);
+      if (kTr && threadIdx.x == 0 && kb == nkb - 1) mark(kSkLastFull);
       const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
       const int run_kb = kPromote > 0 ? kb % kPromote : 1;  // 0: the run's first block overwrites the accumulators
       ptx::wgmma_fence();
@@ -251,6 +293,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) ptx::fence_accumulators(acc[mi]);
     }
+    if (kTr && threadIdx.x == 0) mark(kSkMmaDone);
   }
   // Every stage's loads were awaited and every wgmma has retired: the ring is idle. (The producer issues nothing
   // the consumers do not wait for.)
@@ -278,6 +321,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   cuda::ptx::fence_sync_restrict(cuda::ptx::sem_release, cuda::ptx::space_shared, cuda::ptx::scope_cluster);
   ptx::cluster_arrive_relaxed();
   ptx::cluster_wait();
+  if (kTr && threadIdx.x == 0) mark(kSkReduceStart);
 
   // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step.
   const int cols = BN / splits, quads = cols / 4, c0 = rank * cols;
@@ -296,12 +340,23 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.x, sum.y, batch, row, n, p.N);
     epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.z, sum.w, batch, row, n + 2, p.N);
   }
+  if (kTr && threadIdx.x == 0) mark(kSkStored);
   // Peers have finished reading this CTA's partial tile. NOTE: a relaxed arrival orders nothing; it suffices because
   // each remote load's value is summed (FADDs under the load's own predicate) before any branch, store or barrier,
   // so no load of a peer's memory is in flight when a thread arrives. scripts/check-skinny-reduction.py checks
   // this in the SASS of every variant; run it after changing this kernel.
   ptx::cluster_arrive_relaxed();
   ptx::cluster_wait();
+  if constexpr (kTr) {
+    if (threadIdx.x == 0) {
+      mark(kSkExit);
+      unsigned smid;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+      timeline[kSkSmid] = smid;
+      timeline[kSkBlocks] = static_cast<unsigned long long>(nkb) + 1;  // + 1: a CTA with no K block still shows
+      flush_timeline();
+    }
+  }
 #endif
 }
 

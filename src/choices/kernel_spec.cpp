@@ -1,10 +1,13 @@
-// kernel_spec.cpp — the config-struct renderer and the kernel launch shared by the kernel backends (see
-// kernel_spec.hpp).
+// kernel_spec.cpp — the config-struct renderer, the kernel launch and the profiling builds' timeline shared by the
+// kernel backends (see kernel_spec.hpp).
 #include "choices/kernel_spec.hpp"
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <tuple>
+#include <vector>
 
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
@@ -89,5 +92,35 @@ int KernelLaunch::max_active_clusters(const char* what) const {
 }
 
 void KernelLaunch::launch(void** params, const char* what) const { runtime::launch_kernel(cfg_, fn_, params, what); }
+
+const std::string& trace_path() {
+  static const std::string path = [] {
+    const char* v = std::getenv("TMAGEMM_TRACE");
+    return std::string(v ? v : "");
+  }();
+  return path;
+}
+
+void launch_traced(const KernelLaunch& launch, void** params, unsigned long long** trace, int slots, int columns_used,
+                   const std::string& title, const std::string& columns, const char* what) {
+  const CUlaunchConfig& cfg = launch.config();
+  const std::size_t ctas = std::size_t{cfg.gridDimX} * cfg.gridDimY * cfg.gridDimZ;
+  const std::size_t bytes = ctas * static_cast<std::size_t>(slots) * sizeof(unsigned long long);
+  const auto stream = reinterpret_cast<cudaStream_t>(cfg.hStream);
+  runtime::DeviceMem buffer(bytes, "cudaMalloc(trace)");
+  *trace = static_cast<unsigned long long*>(buffer.ptr);
+  runtime::check_cuda(cudaMemsetAsync(*trace, 0, bytes, stream), "cudaMemsetAsync(trace)");
+  launch.launch(params, what);
+  std::vector<unsigned long long> host(ctas * static_cast<std::size_t>(slots));
+  runtime::check_cuda(cudaMemcpyAsync(host.data(), *trace, bytes, cudaMemcpyDeviceToHost, stream), "trace copy");
+  runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(trace)");
+  std::ofstream f(trace_path(), std::ios::trunc);
+  f << "# " << title << "\ncta," << columns << "\n";
+  for (std::size_t i = 0; i < ctas; ++i) {
+    f << i;
+    for (int s = 0; s < columns_used; ++s) f << ',' << host[i * static_cast<std::size_t>(slots) + s];
+    f << '\n';
+  }
+}
 
 }  // namespace tmagemm::choices

@@ -114,4 +114,13 @@ class KernelLaunch {
   CUlaunchConfig cfg_{};
 };
 
+// Profiling builds (TMAGEMM_TRACE=<file>, read once per process; "" when unset): the kernels of persistent_tma and
+// skinny are built with kTrace and record a timeline per CTA. launch_traced launches such a build with a zeroed
+// timeline buffer of `slots` 64-bit values per CTA (the kernel's `trace` argument, *trace in params), waits, and
+// rewrites the file: "# " + title, the CSV header "cta," + columns, then one row per CTA of its first `columns_used`
+// slots.
+const std::string& trace_path();
+void launch_traced(const KernelLaunch& launch, void** params, unsigned long long** trace, int slots, int columns_used,
+                   const std::string& title, const std::string& columns, const char* what);
+
 }  // namespace tmagemm::choices

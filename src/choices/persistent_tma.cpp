@@ -248,16 +248,6 @@ std::string persistent_tma_can_implement(const GemmProblem& p, const TmaConfig& 
 
 namespace {
 
-// TMAGEMM_TRACE=<file>: profiling builds that record a per-CTA timeline (kernels/gemm_persistent_tma.cuh,
-// TraceSlot); every launch then synchronises and rewrites <file> as CSV. Read once per process.
-const std::string& trace_path() {
-  static const std::string path = [] {
-    const char* v = std::getenv("TMAGEMM_TRACE");
-    return std::string(v ? v : "");
-  }();
-  return path;
-}
-
 // in_a / in_b: the kernel's input codes, 0 bf16, 1 f16 (both the same), 2 e4m3, 3 e5m2 (fp8 configs).
 // grouped: the grouped_mm kernel (kernels/scheduler.cuh's GroupedTileScheduler).
 jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor, bool b_kmajor, int out,
@@ -358,32 +348,17 @@ CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
 
 namespace {
 
-// Profiling builds (TMAGEMM_TRACE): launches with a zeroed timeline buffer, waits, and rewrites the trace file with
-// one CSV row per CTA (the slots of kernels/gemm_persistent_tma.cuh's TraceSlot).
+// Profiling builds (TMAGEMM_TRACE): one CSV row per CTA, the slots of kernels/gemm_persistent_tma.cuh's TraceSlot.
 void write_trace(const GemmProblem& p, const TmaConfig& c, const KernelLaunch& launch, void** params,
                  unsigned long long** trace) {
-  const CUlaunchConfig& cfg = launch.config();
   constexpr int kSlots = 24;  // kTraceSlots
-  const std::size_t bytes = std::size_t{cfg.gridDimX} * kSlots * sizeof(unsigned long long);
-  const auto stream = reinterpret_cast<cudaStream_t>(cfg.hStream);
-  runtime::check_cuda(cudaMalloc(reinterpret_cast<void**>(trace), bytes), "cudaMalloc(trace)");
-  runtime::check_cuda(cudaMemsetAsync(*trace, 0, bytes, stream), "cudaMemsetAsync(trace)");
-  launch.launch(params, "cuLaunchKernelEx(persistent_tma)");
-  std::vector<unsigned long long> host(std::size_t{cfg.gridDimX} * kSlots);
-  runtime::check_cuda(cudaMemcpyAsync(host.data(), *trace, bytes, cudaMemcpyDeviceToHost, stream), "trace copy");
-  runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(trace)");
-  runtime::check_cuda(cudaFree(*trace), "cudaFree(trace)");
-  std::ofstream f(trace_path(), std::ios::trunc);
-  f << "# " << persistent_tma_spec(p, c).name << " M=" << p.m << " N=" << p.n << " K=" << p.k << " grid="
-    << cfg.gridDimX << "\n"
-    << "cta,global_start_ns,clock_start,init_done,first_load,producer_done,first_full,first_main_done,"
-       "first_epi_done,last_main_done,last_epi_done,stores_read,exit,global_exit_ns,smid,tiles,prod_tile,prod_empty,"
-       "prod_expect,prod_a,cons_start\n";
-  for (unsigned i = 0; i < cfg.gridDimX; ++i) {
-    f << i;
-    for (int s = 0; s < 20; ++s) f << ',' << host[std::size_t{i} * kSlots + s];
-    f << '\n';
-  }
+  launch_traced(launch, params, trace, kSlots, 20,
+                fmt::format("{} M={} N={} K={} grid={}", persistent_tma_spec(p, c).name, p.m, p.n, p.k,
+                            launch.config().gridDimX),
+                "global_start_ns,clock_start,init_done,first_load,producer_done,first_full,first_main_done,"
+                "first_epi_done,last_main_done,last_epi_done,stores_read,exit,global_exit_ns,smid,tiles,prod_tile,"
+                "prod_empty,prod_expect,prod_a,cons_start",
+                "cuLaunchKernelEx(persistent_tma)");
 }
 
 }  // namespace

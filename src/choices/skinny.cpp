@@ -203,11 +203,13 @@ jit::KernelSpec make_spec(const SkinnyConfig& c, int mp, int in_a, int in_b, int
                              {int_field("kFp8A", in_a >= 2 ? in_a - 1 : 0), int_field("kFp8B", in_b >= 2 ? in_b - 1 : 0),
                               int_field("kPromote", promote)},
                              {int_field("kOut", out)},
-                             {bool_field("kAKMajor", a_k_major), bool_field("kBKMajor", b_k_major)}}};
+                             {bool_field("kAKMajor", a_k_major), bool_field("kBKMajor", b_k_major)},
+                             {bool_field("kTrace", !trace_path().empty())}}};
   const SmemCheck smem{"SkinnyConfig::smem_bytes", "tmagemm::kernels::skinny_smem_bytes", c.smem_bytes(mp, a_k_major)};
-  return config_kernel_spec(fmt::format("{}_m{}_{}_{}{}_{}{}{}", c.name(), mp, in_name, a_k_major ? 'r' : 'c',
+  return config_kernel_spec(fmt::format("{}_m{}_{}_{}{}_{}{}{}{}", c.name(), mp, in_name, a_k_major ? 'r' : 'c',
                                         b_k_major ? 'c' : 'r', out_names[out],
-                                        promote > 0 ? fmt::format("_p{}", promote) : std::string(), epi.suffix()),
+                                        promote > 0 ? fmt::format("_p{}", promote) : std::string(), epi.suffix(),
+                                        trace_path().empty() ? "" : "_trace"),
                             "gemm_skinny.cuh", "tmagemm::kernels::gemm_skinny", config, epi, &smem);
 }
 
@@ -289,7 +291,8 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   SkinnyParamsHost sp{static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
                       static_cast<int>(skinny_k_split(p.k, c, splits)), splits, cast};
   EpilogueParamsHost ep = epilogue_params(p);
-  void* params[] = {const_cast<CUtensorMap*>(&map_a), const_cast<CUtensorMap*>(&map_b), &sp, &ep};
+  unsigned long long* trace = nullptr;  // device buffer of a profiling build (TMAGEMM_TRACE)
+  void* params[] = {const_cast<CUtensorMap*>(&map_a), const_cast<CUtensorMap*>(&map_b), &sp, &ep, &trace};
   const int csize = splits * cast;
   // NOTE: a launch without clusters runs each CTA as a cluster of one (barrier.cluster and mapa still work).
   KernelLaunch launch(fn, stream, kThreads, smem, static_cast<unsigned>(csize));
@@ -298,7 +301,17 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   if (runtime::log_enabled("launch"))
     std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",
                  skinny_spec(p, c).name.c_str(), cfg.gridDimX, cfg.gridDimZ, kThreads, smem, csize);
-  launch.launch(params, "cuLaunchKernelEx(skinny)");
+  if (trace_path().empty()) {
+    launch.launch(params, "cuLaunchKernelEx(skinny)");
+    return;
+  }
+  // kernels/gemm_skinny.cuh's SkinnyTraceSlot.
+  launch_traced(launch, params, &trace, 16, 12,
+                fmt::format("{} split {} cast {} M={} N={} K={} grid={}", skinny_spec(p, c).name, splits, cast, p.m,
+                            p.n, p.k, cfg.gridDimX),
+                "entry_ns,started,first_issued,last_issued,first_full,last_full,mma_done,reduce_start,stored,exit,"
+                "smid,blocks_plus_1",
+                "cuLaunchKernelEx(skinny)");
 }
 
 namespace {
