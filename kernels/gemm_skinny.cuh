@@ -10,11 +10,11 @@
 // CTAs of one split read the same A blocks: each loads 1/C of every A block and multicasts it to the others, and
 // frees a stage in all C CTAs (their producers write into its copy of it).
 //
-// Roles: warps 0-3 (one warpgroup) consume, warp 4 produces. The producer's elected lane fills a kStages-deep ring
-// with TMA loads (full / empty mbarriers, as gemm_persistent_tma.cuh; B, read once, with an L2 evict_first
-// policy); the consumers run wgmma.mma_async
-// m64n{kMP}k16 from shared memory into fp32 registers (BN / 64 fragments) and release a stage once the wgmmas
-// reading it have retired. K tails past K are zero-filled by TMA; rows past M and columns past N likewise.
+// Roles: warps 0-3 (one warpgroup) consume, warp 4 produces. The producer's lane (thread 128) initialises the ring,
+// issues the first stages' B loads before the start barrier, then fills a kStages-deep ring with TMA loads (full /
+// empty mbarriers, as gemm_persistent_tma.cuh; B, read once, with an L2 evict_first policy); the consumers run
+// wgmma.mma_async m64n{kMP}k16 from shared memory into fp32 registers (BN / 64 fragments) and release a stage once
+// the wgmmas reading it have retired. K tails past K are zero-filled by TMA; rows past M and columns past N likewise.
 //
 // Layouts (128-byte swizzle, as gemm_persistent_tma.cuh; the wgmma's A is our B, its B is our A):
 //   B K-major (stored N x K): BK/64 slabs of [BN][128 B], box {64, BN};  B N-major (K x N): BN/64 chunks of
@@ -40,6 +40,7 @@
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "epilogue.cuh"
 #include "operand.cuh"
@@ -155,7 +156,43 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   const int nkb = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  if (threadIdx.x == 0) ring.init(4 * cast);  // one arrival per consumer warp of every CTA sharing A
+  // The weight stream starts before the start barrier: the producer's lane (thread kSkinnyProducer) prefetches the
+  // tensor maps, initialises the ring itself and issues the B loads of the first min(S, nkb) stages, which complete
+  // on this CTA's own barriers only; A, which peers multicast into this CTA, waits for the barrier. (Thread 0 used to
+  // initialise the ring and the producer to start after the barrier: the first load left ~0.8 us after entry, of a
+  // ~10 us kernel on a 32 MB weight; docs/perf-notes.md.)
+  constexpr int kSkinnyProducer = 128;  // warp 4, lane 0
+  const int pre = min(S, nkb);
+  const uint64_t stream_once = ptx::l2_policy_evict_first();  // B is read once
+  auto load_b = [&](int stage, int kb) {
+    uint64_t* full = &ring.full[stage];
+    unsigned char* b_dst = smem + stage * kStageBytes;
+    const int k0 = kbeg + kb * BK;
+    if constexpr (Cfg::kBKMajor) {
+#pragma unroll
+      for (int sl = 0; sl < BK / kRowElems; ++sl)
+        ptx::tma_load_3d_hint(b_dst + Op::kmajor_slab(BN, sl), &tma_b, k0 + kRowElems * sl, n0, batch, full,
+                              stream_once);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / kRowElems; ++j)
+        ptx::tma_load_3d_hint(b_dst + Op::mnmajor_chunk(BK, j), &tma_b, n0 + kRowElems * j, k0, batch, full,
+                              stream_once);
+    }
+  };
+  if (threadIdx.x == kSkinnyProducer) {
+    ptx::prefetch_tensormap(&tma_b);
+    ptx::prefetch_tensormap(&tma_a);
+    ring.init(4 * cast);  // one arrival per consumer warp of every CTA sharing A
+    // NOTE: the async proxy (TMA's complete_tx) must see the initialised barriers before this thread's loads.
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    for (int kb = 0; kb < pre; ++kb) {
+      // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
+      ring.expect(kb, kStageBytes);
+      load_b(kb, kb);
+      if (kTr && kb == 0) mark(kSkFirstIssued);
+    }
+  }
   // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
   // fence.mbarrier_init already releases it to the cluster, so the arrival need not fence (a release arrival is a
   // MEMBAR.ALL.GPU in the SASS).
@@ -172,9 +209,6 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   if (warp == 4) {
     // ---------------- producer ----------------
     if (lane == 0) {
-      ptx::prefetch_tensormap(&tma_a);
-      ptx::prefetch_tensormap(&tma_b);
-      const uint64_t stream_once = ptx::l2_policy_evict_first();  // B is read once
       const auto cast_mask = static_cast<cuda::std::uint16_t>(((1u << cast) - 1) << (rank * cast));
       auto load_a = [&](unsigned char* dst, int c0, int c1, uint64_t* bar) {
         const cuda::std::int32_t c[3] = {c0, c1, batch};
@@ -186,27 +220,15 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       };
       RingPos<S> pos;
       for (int kb = 0; kb < nkb; ++kb) {
-        ring.wait_empty(pos);
         const int stage = pos.stage;
         uint64_t* full = &ring.full[stage];
-        // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
-        ring.expect(stage, kStageBytes);
-        unsigned char* b_dst = smem + stage * kStageBytes;
-        unsigned char* a_dst = b_dst + kBBytes;
-        const int k0 = kbeg + kb * BK;
-        if constexpr (Cfg::kBKMajor) {
-#pragma unroll
-          for (int sl = 0; sl < BK / kRowElems; ++sl) {
-            ptx::tma_load_3d_hint(b_dst + Op::kmajor_slab(BN, sl), &tma_b, k0 + kRowElems * sl, n0, batch, full,
-                                  stream_once);
-          }
-        } else {
-#pragma unroll
-          for (int j = 0; j < BN / kRowElems; ++j) {
-            ptx::tma_load_3d_hint(b_dst + Op::mnmajor_chunk(BK, j), &tma_b, n0 + kRowElems * j, k0, batch, full,
-                                  stream_once);
-          }
+        if (kb >= pre) {  // the first stages' B went out before the start barrier
+          ring.wait_empty(pos);
+          ring.expect(stage, kStageBytes);
+          load_b(stage, kb);
         }
+        unsigned char* a_dst = smem + stage * kStageBytes + kBBytes;
+        const int k0 = kbeg + kb * BK;
         // This CTA's part of the A block (the host's box is 1/cast of it): rows of A (K-major) or K rows (M-major).
         if constexpr (Cfg::kAKMajor) {
           const int rows = MP / cast;
@@ -217,7 +239,6 @@ __global__ void __launch_bounds__(kSkinnyThreads)
           const int krows = BK / cast;
           load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, full);
         }
-        if (kTr && kb == 0) mark(kSkFirstIssued);
         pos.advance();
       }
       if (kTr) mark(kSkLastIssued);
@@ -323,22 +344,49 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   ptx::cluster_wait();
   if (kTr && threadIdx.x == 0) mark(kSkReduceStart);
 
-  // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step.
+  // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step. With the split count
+  // known at compile time (1, 2, 4, 8: every count the tuner runs) a unit's KS remote loads are issued back to back
+  // and then summed in split order; a loop over a runtime count waited for each load in turn (the M = 1 decode
+  // shapes spent ~0.6 us here with 4 splits, the 64-row ones ~1.9 us with 2: docs/perf-notes.md).
   const int cols = BN / splits, quads = cols / 4, c0 = rank * cols;
   const int rows = min(MP, p.M);
-  for (int u = threadIdx.x; u < rows * quads; u += kSkinnyThreads) {
-    const int row = u / quads, col = c0 + 4 * (u % quads);
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int s = 0; s < splits; ++s) {
-      const float4 v = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s * cast + ci));
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
+  auto reduce_store = [&](auto splits_c) {
+    constexpr int KS = decltype(splits_c)::value;  // 0: the runtime count
+    for (int u = threadIdx.x; u < rows * quads; u += kSkinnyThreads) {
+      const int row = u / quads, col = c0 + 4 * (u % quads);
+      float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if constexpr (KS > 0) {
+        float4 v[KS];
+#pragma unroll
+        for (int s = 0; s < KS; ++s)
+          v[s] = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s * cast + ci));
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+          sum.x += v[s].x;
+          sum.y += v[s].y;
+          sum.z += v[s].z;
+          sum.w += v[s].w;
+        }
+      } else {
+        for (int s = 0; s < splits; ++s) {
+          const float4 v = ptx::ld_shared_cluster_f32x4(red + row * RP + col, static_cast<uint32_t>(s * cast + ci));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+      }
+      const int n = n0 + col;
+      epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.x, sum.y, batch, row, n, p.N);
+      epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.z, sum.w, batch, row, n + 2, p.N);
     }
-    const int n = n0 + col;
-    epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.x, sum.y, batch, row, n, p.N);
-    epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.z, sum.w, batch, row, n + 2, p.N);
+  };
+  switch (splits) {
+    case 1: reduce_store(cuda::std::integral_constant<int, 1>{}); break;
+    case 2: reduce_store(cuda::std::integral_constant<int, 2>{}); break;
+    case 4: reduce_store(cuda::std::integral_constant<int, 4>{}); break;
+    case 8: reduce_store(cuda::std::integral_constant<int, 8>{}); break;
+    default: reduce_store(cuda::std::integral_constant<int, 0>{}); break;
   }
   if (kTr && threadIdx.x == 0) mark(kSkStored);
   // Peers have finished reading this CTA's partial tile. NOTE: a relaxed arrival orders nothing; it suffices because

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# device-skinny-16.sh — the skinny kernel's start and reduction changes (sixteenth session, issue 21 point 3) on the
+# H200: GPU tests of every skinny path, memcheck of two, traces of two decode choices (lab/skinny-trace.py), then the
+# decode suite tuned afresh (both flushes timed by the tuner) under the write flush and, same DB, the read flush.
+# Carried binaries (.carry/bin); kernels compile on the device. Logs and JSON to $OUT.
+set -u
+out=$OUT
+source scripts/device-lib.sh
+use_carry
+stage "gpu tests"
+timeout 260 build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-Skinny.*:Bmm.SkinnyTakesBatches:ScaledMm.EveryFp8Choice:Carveout.Skinny:AccuracyFloor.*:TuneBuckets.SkinnyRowsShareTheirBucket}" \
+  > "$out/gpu-tests.txt" 2>&1
+echo "rc=$?"; summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A5 "$out/gpu-tests.txt" | head -30
+memcheck_tests "Skinny.SplitsWithAnEmptyRank:Skinny.RowsFrom1To64" 150
+stage "traces"
+for sc in "1x4096x4096 skinny_256x64_st5_split4" "64x4096x4096 skinny_64x64_st12_split2"; do
+  set -- $sc
+  f=/tmp/trace-$1-$2.csv
+  TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --flush read \
+    --reps 20 --out /tmp/tr > /tmp/trace-bench.txt 2>&1
+  echo "== $1 $2 (rc=$?)"; python3 lab/skinny-trace.py "$f"
+done 2>&1 | tee "$out/traces.txt"
+stage "bench decode (write flush, tuned afresh)"
+TMAGEMM_LOG=autotune timeout 240 build/tmagemm bench --suite decode --out "$out" > "$out/bench-decode.txt" 2>&1
+echo "rc=$?"; rows < "$out/bench-decode.txt"
+stage "bench decode (read flush, same DB)"
+mkdir -p /tmp/readjson
+timeout 200 build/tmagemm bench --suite decode --flush read --out /tmp/readjson > "$out/bench-decode-read.txt" 2>&1
+echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+for f in /tmp/readjson/*.json; do cp "$f" "$out/$(basename "$f" .json)-flush_read.json"; done
+stage done
