@@ -156,11 +156,13 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   const int nkb = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // The weight stream starts before the start barrier: the producer's lane (thread kSkinnyProducer) prefetches the
-  // tensor maps, initialises the ring itself and issues the B loads of the first min(S, nkb) stages, which complete
-  // on this CTA's own barriers only; A, which peers multicast into this CTA, waits for the barrier. (Thread 0 used to
-  // initialise the ring and the producer to start after the barrier: the first load left ~0.8 us after entry, of a
-  // ~10 us kernel on a 32 MB weight; docs/perf-notes.md.)
+  // The stream starts before the start barrier: the producer's lane (thread kSkinnyProducer) prefetches the tensor
+  // maps, initialises the ring itself and issues the first min(S, nkb) stages: B always (it completes on this CTA's
+  // own barriers), A too when no peer shares it (cast 1); a multicast A must wait until the peers' barriers are
+  // initialised, so with cast > 1 the producer arrives on the start barrier before its B loads and waits after them.
+  // (Thread 0 used to initialise the ring and the producer to start after the barrier: the first load left ~0.8 us
+  // after entry, of a ~10 us kernel on a 32 MB weight; B alone ahead of the barrier delayed A and read slower:
+  // docs/perf-notes.md.)
   constexpr int kSkinnyProducer = 128;  // warp 4, lane 0
   const int pre = min(S, nkb);
   const uint64_t stream_once = ptx::l2_policy_evict_first();  // B is read once
@@ -180,24 +182,50 @@ __global__ void __launch_bounds__(kSkinnyThreads)
                               stream_once);
     }
   };
+  const auto cast_mask = static_cast<cuda::std::uint16_t>(((1u << cast) - 1) << (rank * cast));
+  // This CTA's part of the A block (the host's box is 1/cast of it): rows of A (K-major) or K rows (M-major).
+  auto load_a = [&](int stage, int kb) {
+    uint64_t* full = &ring.full[stage];
+    unsigned char* a_dst = smem + stage * kStageBytes + kBBytes;
+    const int k0 = kbeg + kb * BK;
+    auto copy = [&](unsigned char* dst, int c0, int c1) {
+      const cuda::std::int32_t c[3] = {c0, c1, batch};
+      if (cast > 1)
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, full,
+                                        cast_mask);
+      else
+        cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, full);
+    };
+    if constexpr (Cfg::kAKMajor) {
+      const int rows = MP / cast;
+#pragma unroll
+      for (int sl = 0; sl < BK / kRowElems; ++sl)
+        copy(a_dst + Op::kmajor_slab(MP, sl) + ci * rows * 128, k0 + kRowElems * sl, ci * rows);
+    } else {
+      const int krows = BK / cast;
+      copy(a_dst + ci * krows * 128, 0, k0 + ci * krows);
+    }
+  };
   if (threadIdx.x == kSkinnyProducer) {
     ptx::prefetch_tensormap(&tma_b);
     ptx::prefetch_tensormap(&tma_a);
     ring.init(4 * cast);  // one arrival per consumer warp of every CTA sharing A
     // NOTE: the async proxy (TMA's complete_tx) must see the initialised barriers before this thread's loads.
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    if (cast > 1) ptx::cluster_arrive_relaxed();
     for (int kb = 0; kb < pre; ++kb) {
       // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
       ring.expect(kb, kStageBytes);
       load_b(kb, kb);
+      if (cast == 1) load_a(kb, kb);
       if (kTr && kb == 0) mark(kSkFirstIssued);
     }
   }
   // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
   // fence.mbarrier_init already releases it to the cluster, so the arrival need not fence (a release arrival is a
-  // MEMBAR.ALL.GPU in the SASS).
+  // MEMBAR.ALL.GPU in the SASS). The producer's lane arrived above.
   if (cast > 1) {
-    ptx::cluster_arrive_relaxed();
+    if (threadIdx.x != kSkinnyProducer) ptx::cluster_arrive_relaxed();
     ptx::cluster_wait();
   } else {
     __syncthreads();
@@ -209,36 +237,15 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   if (warp == 4) {
     // ---------------- producer ----------------
     if (lane == 0) {
-      const auto cast_mask = static_cast<cuda::std::uint16_t>(((1u << cast) - 1) << (rank * cast));
-      auto load_a = [&](unsigned char* dst, int c0, int c1, uint64_t* bar) {
-        const cuda::std::int32_t c[3] = {c0, c1, batch};
-        if (cast > 1)
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, bar,
-                                          cast_mask);
-        else
-          cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, &tma_a, c, bar);
-      };
       RingPos<S> pos;
       for (int kb = 0; kb < nkb; ++kb) {
         const int stage = pos.stage;
-        uint64_t* full = &ring.full[stage];
-        if (kb >= pre) {  // the first stages' B went out before the start barrier
+        if (kb >= pre) {  // the first stages went out before the start barrier
           ring.wait_empty(pos);
           ring.expect(stage, kStageBytes);
           load_b(stage, kb);
         }
-        unsigned char* a_dst = smem + stage * kStageBytes + kBBytes;
-        const int k0 = kbeg + kb * BK;
-        // This CTA's part of the A block (the host's box is 1/cast of it): rows of A (K-major) or K rows (M-major).
-        if constexpr (Cfg::kAKMajor) {
-          const int rows = MP / cast;
-#pragma unroll
-          for (int sl = 0; sl < BK / kRowElems; ++sl)
-            load_a(a_dst + Op::kmajor_slab(MP, sl) + ci * rows * 128, k0 + kRowElems * sl, ci * rows, full);
-        } else {
-          const int krows = BK / cast;
-          load_a(a_dst + ci * krows * 128, 0, k0 + ci * krows, full);
-        }
+        if (kb >= pre || cast > 1) load_a(stage, kb);
         pos.advance();
       }
       if (kTr) mark(kSkLastIssued);
