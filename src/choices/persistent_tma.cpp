@@ -98,10 +98,9 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // against 0.972) and loses 10-20 % on aligned shapes; a 64x128 2x2 lost everywhere (0.72-0.75).
       {256, 128, 64, 4, 2, 8, 1, 2, true, 1.00, false, 2, true},
       {128, 256, 64, 4, 2, 8, 2, 2, true, 0.90, false, 2, true},
-      // 128x256 along N: A multicast, 128-row M blocks. For grouped_mm with groups of a few hundred rows, where a
-      // 2x1 cluster's 256-row tile leaves half a cluster idle at each group's end (~25 % of the rows at G = 64 x
-      // 32768 tokens against ~12 % with 128-row blocks).
-      {128, 256, 64, 4, 2, 8, 1, 2, true, 0.99, false, 2, true},
+      // (A 128x256 config in 1x2 clusters, for grouped_mm's groups of a few hundred rows, was timed by the tuner on
+      // every grouped shape and lost everywhere: 8.29 against 7.08 ms for the 2x1 cluster at G = 64 x 32768 x 4096 x
+      // 14336; the B traffic of 128-row tiles costs more than the idle rows of 256-row cluster tiles. Dropped.)
       // Consumers that split the columns instead of the rows: a 64-row tile with two m64n64 consumers (cuBLASLt
       // runs 1000^3 on a 64x128 2x1 kernel with two consumer warpgroups). 1024^3 0.982 against 0.971 with one
       // consumer; 1000^3 level. (128x256 split this way measured level with 128x256 on 4096-8192 shapes: not kept.)

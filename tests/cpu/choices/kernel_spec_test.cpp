@@ -76,6 +76,7 @@ TEST(KernelSpec, SkinnyTextIsUnchanged) {
                         "  static constexpr int kFp8A = 0, kFp8B = 0, kPromote = 0;\n"
                         "  static constexpr int kOut = 0;\n"
                         "  static constexpr bool kAKMajor = true, kBKMajor = true;\n"
+                        "  static constexpr bool kTrace = false;\n"
                         "  using Epi = tmagemm::kernels::Epilogue<-1, 0, false>;\n"
                         "}};\n"
                         "// The host launches with SkinnyConfig::smem_bytes; the kernel's own count must agree.\n"
