@@ -49,14 +49,6 @@ for s in ${WRITE_SUITES:-}; do
   TMAGEMM_LOG=autotune timeout "${BENCH_S:-240}" build/tmagemm bench --suite "$s" --out "$out" > "$out/bench-$s.txt" 2>&1
   echo "rc=$?"; rows < "$out/bench-$s.txt"
 done
-# Optional: suites tuned per exact M (TMAGEMM_M_BUCKETS=0, as for static shapes), write flush, into $out/exact.
-if [ -n "${EXACT_SUITES:-}" ]; then
-  mkdir -p "$out/exact"
-  for s in $EXACT_SUITES; do
-    stage "bench $s (exact M tuning)"
-    TMAGEMM_M_BUCKETS=0 TMAGEMM_LOG=autotune timeout "${BENCH_S:-240}" build/tmagemm bench --suite "$s" \
-      --out "$out/exact" > "$out/exact/bench-$s.txt" 2>&1
-    echo "rc=$?"; rows < "$out/exact/bench-$s.txt"
-  done
-fi
+# Optional: suites tuned per exact M (TMAGEMM_M_BUCKETS=0, as for static shapes), into $out/exact.
+[ -n "${EXACT_SUITES:-}" ] && exact_suites "$EXACT_SUITES" "${BENCH_S:-240}"
 stage done

@@ -13,13 +13,7 @@ timeout 260 build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-Skinny.
 echo "rc=$?"; summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A5 "$out/gpu-tests.txt" | head -30
 memcheck_tests "Skinny.SplitsWithAnEmptyRank:Skinny.RowsFrom1To64" 150
 stage "traces"
-for sc in "1x4096x4096 skinny_256x64_st5_split4" "64x4096x4096 skinny_64x64_st12_split2"; do
-  set -- $sc
-  f=/tmp/trace-$1-$2.csv
-  TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --flush read \
-    --reps 20 --out /tmp/tr > /tmp/trace-bench.txt 2>&1
-  echo "== $1 $2 (rc=$?)"; python3 lab/skinny-trace.py "$f"
-done 2>&1 | tee "$out/traces.txt"
+skinny_traces "1x4096x4096 skinny_256x64_st5_split4" "64x4096x4096 skinny_64x64_st12_split2"
 stage "bench decode (write flush, tuned afresh)"
 TMAGEMM_LOG=autotune timeout 240 build/tmagemm bench --suite decode --out "$out" > "$out/bench-decode.txt" 2>&1
 echo "rc=$?"; rows < "$out/bench-decode.txt"

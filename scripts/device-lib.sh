@@ -59,3 +59,29 @@ bench_suites() {
     echo "rc=$?"; rows < "$out/bench-$name.txt"
   done
 }
+
+# Suites tuned per exact M (TMAGEMM_M_BUCKETS=0, as for static shapes), write flush, AUTOTUNE logs, into $out/exact.
+# Usage: exact_suites "SUITE ..." SECONDS
+exact_suites() {
+  local s
+  mkdir -p "$out/exact"
+  for s in $1; do
+    stage "bench $s (exact M tuning)"
+    TMAGEMM_M_BUCKETS=0 TMAGEMM_LOG=autotune timeout "$2" build/tmagemm bench --suite "$s" \
+      --out "$out/exact" > "$out/exact/bench-$s.txt" 2>&1
+    echo "rc=$?"; rows < "$out/exact/bench-$s.txt"
+  done
+}
+
+# Profiling builds (TMAGEMM_TRACE) of forced skinny choices under the read flush; the last timed launch's per-CTA
+# timeline summarised by lab/skinny-trace.py, into $out/traces.txt. Usage: skinny_traces "SHAPE CHOICE" ...
+skinny_traces() {
+  local sc f
+  for sc in "$@"; do
+    set -- $sc
+    f=/tmp/trace-$1-$2.csv
+    TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --flush read \
+      --reps 20 --out /tmp/tr > /tmp/trace-bench.txt 2>&1
+    echo "== $1 $2 (rc=$?)"; python3 lab/skinny-trace.py "$f"
+  done 2>&1 | tee "$out/traces.txt"
+}
