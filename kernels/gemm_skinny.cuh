@@ -338,6 +338,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       for (int i = 0; i < MP / 2; ++i) {
         const int col = mi * 64 + 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
         const int row = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+        if (row >= p.M) continue;  // padding rows: never read by the reduction
         if constexpr (kPromote > 0)
           red[row * RP + col] = total[mi][i];
         else
@@ -345,10 +346,14 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       }
   }
   // Every CTA's partial tile is written and visible to the cluster. The release covers shared memory only (a full
-  // release arrival would also wait for global memory: MEMBAR.ALL.GPU).
-  cuda::ptx::fence_sync_restrict(cuda::ptx::sem_release, cuda::ptx::space_shared, cuda::ptx::scope_cluster);
-  ptx::cluster_arrive_relaxed();
-  ptx::cluster_wait();
+  // release arrival would also wait for global memory: MEMBAR.ALL.GPU). Split 1 reads only its own tile: a CTA barrier.
+  if (splits > 1) {
+    cuda::ptx::fence_sync_restrict(cuda::ptx::sem_release, cuda::ptx::space_shared, cuda::ptx::scope_cluster);
+    ptx::cluster_arrive_relaxed();
+    ptx::cluster_wait();
+  } else {
+    __syncthreads();
+  }
   if (kTr && threadIdx.x == 0) mark(kSkReduceStart);
 
   // CTA `rank` reduces and stores columns [c0, c0 + cols) of the tile, 4 per thread and step. With the split count
@@ -362,7 +367,9 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     for (int u = threadIdx.x; u < rows * quads; u += kSkinnyThreads) {
       const int row = u / quads, col = c0 + 4 * (u % quads);
       float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if constexpr (KS > 0) {
+      if constexpr (KS == 1) {
+        sum = *reinterpret_cast<const float4*>(red + row * RP + col);  // this CTA's own tile: a local load
+      } else if constexpr (KS > 0) {
         float4 v[KS];
 #pragma unroll
         for (int s = 0; s < KS; ++s)
@@ -400,8 +407,10 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   // each remote load's value is summed (FADDs under the load's own predicate) before any branch, store or barrier,
   // so no load of a peer's memory is in flight when a thread arrives. scripts/check-skinny-reduction.py checks
   // this in the SASS of every variant; run it after changing this kernel.
-  ptx::cluster_arrive_relaxed();
-  ptx::cluster_wait();
+  if (splits > 1 || cast > 1) {  // a lone CTA (split 1, cast 1) has no peer to wait for
+    ptx::cluster_arrive_relaxed();
+    ptx::cluster_wait();
+  }
   if constexpr (kTr) {
     if (threadIdx.x == 0) {
       mark(kSkExit);

@@ -3,7 +3,9 @@
 kernel's last (relaxed) cluster arrival rests on: between the barrier that opens the DSMEM reduction and the last
 arrival, every remote load (LD.E.128) has all four of its registers summed by an FADD, under the load's own
 predicate, before any branch or cluster barrier. Then no load of a peer's shared memory is in flight when a thread
-arrives, and the peer may exit. Run it after any change to kernels/gemm_skinny.cuh.
+arrives, and the peer may exit. Run it after any change to kernels/gemm_skinny.cuh. A `BRA.DIV` is not counted as a
+branch: it is the divergence path of a __syncwarp (WARPSYNC.COLLECTIVE), which branches back to the instruction after
+its NOP, so the FADDs that follow run on both paths.
 
 Usage: scripts/check-skinny-reduction.py [CACHE_DIR]   (default .kcache; needs nvdisasm on PATH or in $NVDISASM,
 e.g. from NVIDIA's nvidia-cuda-nvdisasm wheel). Exits 1 when a load is not summed in time, 2 on no skinny kernels."""
@@ -34,7 +36,7 @@ def instructions(image):
         f.write(image)
         f.flush()
         sass = subprocess.run([NVDISASM, "-c", f.name], capture_output=True, text=True, check=True).stdout
-    return [l.split("*/", 1)[1].strip().rstrip(" ;") for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4}\*/", l)]
+    return [l.split("*/", 1)[1].strip().rstrip(" ;") for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
 
 
 def check(path):
@@ -42,9 +44,13 @@ def check(path):
     if b"gemm_skinny" not in data:
         return None
     ins = instructions(cubin_image(path))
-    waits = [i for i, x in enumerate(ins) if x.startswith("UCGABAR_WAIT")]
-    arrivals = [i for i, x in enumerate(ins) if x.startswith("UCGABAR_ARV")]
-    start, end = waits[-2], arrivals[-1]  # the wait before the reduction, the last arrival
+    # The reduction: from the cluster wait before the first remote load to the first arrival after the last one (the
+    # split-1 path, which stores from registers, and its own barrier lie elsewhere in the code).
+    remote = [i for i, x in enumerate(ins) if re.match(r"(@!?P\d+ )?LD\.E\.128 ", x)]
+    if not remote:
+        return os.path.basename(path), 0, 1  # no reduction found: the kernel's layout changed, the check must too
+    start = max(i for i, x in enumerate(ins[:remote[0]]) if x.startswith("UCGABAR_WAIT"))
+    end = min(i for i in range(remote[-1], len(ins)) if ins[i].startswith("UCGABAR_ARV"))
     loads = late = 0
     for i in range(start, end):
         m = re.match(r"(@!?P\d+ )?LD\.E\.128 R(\d+), ", ins[i])
@@ -55,7 +61,7 @@ def check(path):
         regs = {f"R{int(m.group(2)) + k}" for k in range(4)}
         summed = set()
         for x in ins[i + 1:end]:
-            if re.match(r"(@!?P\d+ )?(BRA|UCGABAR|EXIT)", x):
+            if re.match(r"(@!?P\d+ )?(BRA|UCGABAR|EXIT)", x) and not x.startswith("BRA.DIV"):
                 break
             body = x[len(pred):].strip() if pred and x.startswith(pred) else (x if not pred else "")
             if body.startswith("FADD"):
