@@ -6,7 +6,7 @@
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
 //   does    the epilogue stage (Epilogue: scaled_mm's scales, alpha, beta * bias, activation), then converts to the output type (bf16 /
 //           f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through epilogue_pair (two
-//           adjacent columns of one row); the wgmma kernels reach it through the fragment visitor
+//           adjacent columns of one row) or epilogue_quad (four, one wider access where aligned); the wgmma kernels reach it through the fragment visitor
 //           for_each_fragment_pair (store_fragment), the fallback and skinny kernels from their own layouts;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   pack_fragment + store_packed_chunk: the same fragment, first packed to 16-bit pairs in registers (so that the
@@ -186,6 +186,35 @@ __device__ __forceinline__ void epilogue_pair(const EpilogueParams& p, float v0,
   }
   if (c < N_total) store_one<Out>(base, off, v0);
   if (c + 1 < N_total) store_one<Out>(base, off + p.col_stride, v1);
+}
+
+// Four adjacent columns c .. c + 3 of row r (c a multiple of 4; the caller has checked r < M): Epi applied to each, then
+// one 8-byte (16-bit types) or 16-byte (f32) store where p.vec2, all four are in bounds and the address is aligned to
+// the access; otherwise two epilogue_pair calls. The skinny kernel's reduction stores through it (fewer store
+// instructions in the tail that follows its DRAM stream: docs/perf-notes.md).
+template <int Out, class Epi>
+__device__ __forceinline__ void epilogue_quad(const EpilogueParams& p, float4 v, int batch, int r, int c, int N_total) {
+  constexpr int kElem = Out == kOutF32 ? 4 : 2, kAccess = 4 * kElem;
+  const long long off = static_cast<long long>(batch) * p.batch_stride + r * p.row_stride + c * p.col_stride;
+  unsigned char* at = static_cast<unsigned char*>(p.out) + off * kElem;
+  if (p.vec2 && c + 3 < N_total && reinterpret_cast<cuda::std::uintptr_t>(at) % kAccess == 0) {
+    if constexpr (!Epi::kIdentity) {
+      v.x = Epi()(p, v.x, batch, r, c);
+      v.y = Epi()(p, v.y, batch, r, c + 1);
+      v.z = Epi()(p, v.z, batch, r, c + 2);
+      v.w = Epi()(p, v.w, batch, r, c + 3);
+    }
+    if constexpr (Out == kOutF32) {
+      *reinterpret_cast<float4*>(at) = v;
+    } else if constexpr (Out == kOutBf16) {
+      *reinterpret_cast<uint2*>(at) = make_uint2(ptx::pack_bf16x2(v.x, v.y), ptx::pack_bf16x2(v.z, v.w));
+    } else {
+      *reinterpret_cast<uint2*>(at) = make_uint2(ptx::pack_f16x2(v.x, v.y), ptx::pack_f16x2(v.z, v.w));
+    }
+    return;
+  }
+  epilogue_pair<Out, Epi>(p, v.x, v.y, batch, r, c, N_total);
+  epilogue_pair<Out, Epi>(p, v.z, v.w, batch, r, c + 2, N_total);
 }
 
 // The fragment visitor of the wgmma kernels: calls f(i, r, c) for each register pair (d[i], d[i + 1]) of this

@@ -24,8 +24,8 @@
 // Reduction: each CTA writes its fp32 partial tile to its own shared memory as red[kMP][BN + 4] (over the ring,
 // which is idle by then). After a cluster barrier, the CTA of split s sums columns [s * BN / S, (s + 1) * BN / S) of
 // its tile's S partials over distributed shared memory in split order (deterministic) and stores rows < M (epilogue.cuh
-// epilogue_pair; consecutive threads write consecutive columns). A second cluster barrier keeps each CTA's
-// shared memory alive until its peers have read it.
+// epilogue_quad: four columns in one access where aligned; consecutive threads write consecutive columns). A second
+// cluster barrier keeps each CTA's shared memory alive until its peers have read it.
 //
 // FP8 (scaled_mm; kFp8A / kFp8B: 1 e4m3, 2 e5m2): both operands K-major (our A row-major, B column-major), 128-byte
 // rows of 128 elements, wgmma k32. kPromote > 0: two-level accumulation (use_fast_accum = false): the wgmma
@@ -368,7 +368,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
       const int row = u / quads, col = c0 + 4 * (u % quads);
       float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if constexpr (KS == 1) {
-        sum = *reinterpret_cast<const float4*>(red + row * RP + col);  // this CTA's own tile: a local load
+        sum = *reinterpret_cast<const float4*>(red + row * RP + col);  // this CTA's own tile: a local load (LDS)
       } else if constexpr (KS > 0) {
         float4 v[KS];
 #pragma unroll
@@ -390,9 +390,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
           sum.w += v.w;
         }
       }
-      const int n = n0 + col;
-      epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.x, sum.y, batch, row, n, p.N);
-      epilogue_pair<Cfg::kOut, typename Cfg::Epi>(ep, sum.z, sum.w, batch, row, n + 2, p.N);
+      epilogue_quad<Cfg::kOut, typename Cfg::Epi>(ep, sum, batch, row, n0 + col, p.N);
     }
   };
   switch (splits) {
