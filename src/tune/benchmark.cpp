@@ -539,9 +539,10 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
       if (name == t.timings[i].choice) flushes = fmt::format(" (write {:.4f}, read {:.4f})", wr.first, wr.second);
     s += fmt::format("  {:<48} {:8.4f} ms{} {:5.1f}%  err {:.3g}{}\n", t.timings[i].choice, t.timings[i].ms, flushes,
                      100.0 * best / t.timings[i].ms, err,
-                     picked && i > 0 ? fmt::format("  <- picked (near-ties, within {:.1f} %, go to {}'s ranking)",
-                                                   100 * t.margin, t.winner->library())
-                                     : "");
+                     !picked || i == 0 ? std::string()
+                     : t.bucket_pick   ? std::string("  <- picked (the best across the bucket's Ms)")
+                                       : fmt::format("  <- picked (near-ties, within {:.1f} %, go to {}'s ranking)",
+                                                     100 * t.margin, t.winner->library()));
   }
   s += fmt::format("benchmarked {} of {} choices in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,
                    t.total_s, t.precompile_s);

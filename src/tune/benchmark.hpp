@@ -25,6 +25,7 @@ struct Tuned {  // the outcome of one benchmark
   std::vector<std::pair<std::string, double>> errors;
   double precompile_s = 0, total_s = 0;
   double margin = 0;  // the near-tie margin the winner was picked with (tie_margin)
+  bool bucket_pick = false;  // the winner is a shape bucket's pick across its Ms, not this M's (tuner.cpp)
   // memory_bound problems: each timing's ms is the geometric mean of its medians after a write and a read flush,
   // which are kept here by choice name (for the AUTOTUNE log).
   bool both_flushes = false;

@@ -498,6 +498,7 @@ Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_h
       fmt::print(stderr, "AUTOTUNE bucket M {}: {} serves the bucket better than {} ({:.3f} against {:.3f})\n",
                  m_key(bt.bucket), best->name(), at_hi.winner->name(), best_score, kept);
     at_hi.winner = best;
+    at_hi.bucket_pick = true;
   }
   return at_hi;
 }

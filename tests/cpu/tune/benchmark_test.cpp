@@ -1,11 +1,16 @@
 // benchmark_test.cpp — the tuner's winner rule (pick_winner, tie_margin in src/tune/benchmark.cpp): the fastest
 // choice wins unless a cuBLASLt choice is within the margin of it; among cuBLASLt choices within the margin of the
-// fastest of them, cuBLASLt's own first pick wins; memory-bound problems get the wider margin.
+// fastest of them, cuBLASLt's own first pick wins; memory-bound problems get the wider margin; the AUTOTUNE table says
+// why a pick that is not the fastest row won.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
+
+#include "choices/choice.hpp"
 
 #include "problem/problem.hpp"
 #include "tune/benchmark.hpp"
@@ -67,6 +72,51 @@ TEST(TieMargin, BothFlushesExactlyWhereMemoryBound) {
     EXPECT_EQ(memory_bound(problem(m, n, k)), tie_margin(problem(m, n, k)) == kTieMarginMemoryBound) << m;
   EXPECT_TRUE(memory_bound(problem(1, 4096, 4096)));
   EXPECT_FALSE(memory_bound(problem(4096, 4096, 4096)));
+}
+
+// A choice that only names itself and its library ("cuBLASLt" for cuBLASLt's, "" for ours).
+class NamedChoice final : public choices::Choice {
+ public:
+  NamedChoice(std::string name, const char* library) : name_(std::move(name)), library_(library) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "fake"; }
+  const char* library() const override { return library_; }
+  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
+  void precompile(const GemmProblem&, int) const override {}
+  void launch(const GemmProblem&, cudaStream_t, const Options&, void*) const override {}
+
+ private:
+  std::string name_;
+  const char* library_;
+};
+
+std::string autotune_table(const Tuned& t) {
+  testing::internal::CaptureStderr();
+  print_autotune(problem(64, 4096, 4096), t, t.timings.size());
+  return testing::internal::GetCapturedStderr();
+}
+
+// A shape bucket's pick across its Ms (tuner.cpp confirm_across_bucket) is not a near-tie of cuBLASLt's ranking.
+TEST(AutotuneTable, SaysWhyASlowerRowWon) {
+  Tuned t;
+  t.timings = {{"cublaslt_algo0", 0.0147}, {"skinny_64x64_st12_split2", 0.0152}};
+  t.margin = kTieMarginMemoryBound;
+  t.winner = std::make_shared<NamedChoice>("skinny_64x64_st12_split2", "");
+  t.bucket_pick = true;
+  std::string out = autotune_table(t);
+  EXPECT_NE(out.find("skinny_64x64_st12_split2"), std::string::npos) << out;
+  EXPECT_NE(out.find("<- picked (the best across the bucket's Ms)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("near-ties"), std::string::npos) << out;
+
+  t.timings = {{"skinny_64x64_st12_split2", 0.0147}, {"cublaslt_algo0", 0.0150}};
+  t.winner = std::make_shared<NamedChoice>("cublaslt_algo0", "cuBLASLt");
+  t.bucket_pick = false;
+  out = autotune_table(t);
+  EXPECT_NE(out.find("<- picked (near-ties, within 3.0 %, go to cuBLASLt's ranking)"), std::string::npos) << out;
+
+  t.timings = {{"cublaslt_algo0", 0.0147}, {"skinny_64x64_st12_split2", 0.0152}};  // the fastest row: no label
+  out = autotune_table(t);
+  EXPECT_EQ(out.find("<- picked"), std::string::npos) << out;
 }
 
 }  // namespace
