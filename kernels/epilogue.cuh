@@ -6,8 +6,9 @@
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
 //   does    the epilogue stage (Epilogue: scaled_mm's scales, alpha, beta * bias, activation), then converts to the output type (bf16 /
 //           f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through epilogue_pair (two
-//           adjacent columns of one row) or epilogue_quad (four, one wider access where aligned); the wgmma kernels reach it through the fragment visitor
-//           for_each_fragment_pair (store_fragment), the fallback and skinny kernels from their own layouts;
+//           adjacent columns of one row) or epilogue_quad (four, one wider access where aligned); the wgmma kernels
+//           reach it through the fragment visitor for_each_fragment_pair (store_fragment), the fallback and skinny
+//           kernels from their own layouts;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;
 //   pack_fragment + store_packed_chunk: the same fragment, first packed to 16-bit pairs in registers (so that the
 //           kernel can start the next tile's MMAs into the accumulators), then one 64-column chunk at a time through
@@ -188,10 +189,10 @@ __device__ __forceinline__ void epilogue_pair(const EpilogueParams& p, float v0,
   if (c + 1 < N_total) store_one<Out>(base, off + p.col_stride, v1);
 }
 
-// Four adjacent columns c .. c + 3 of row r (c a multiple of 4; the caller has checked r < M): Epi applied to each, then
-// one 8-byte (16-bit types) or 16-byte (f32) store where p.vec2, all four are in bounds and the address is aligned to
-// the access; otherwise two epilogue_pair calls. The skinny kernel's reduction stores through it (fewer store
-// instructions in the tail that follows its DRAM stream: docs/perf-notes.md).
+// Four adjacent columns c .. c + 3 of row r (c a multiple of 4; the caller has checked r < M): Epi applied to each,
+// then one 8-byte (16-bit types) or 16-byte (f32) store where p.vec2, all four are in bounds and the address is
+// aligned to the access; otherwise two epilogue_pair calls. The skinny kernel's reduction stores through it (fewer
+// store instructions in the tail that follows its DRAM stream: docs/perf-notes.md).
 template <int Out, class Epi>
 __device__ __forceinline__ void epilogue_quad(const EpilogueParams& p, float4 v, int batch, int r, int c, int N_total) {
   constexpr int kElem = Out == kOutF32 ? 4 : 2, kAccess = 4 * kElem;

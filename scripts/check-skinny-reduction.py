@@ -36,7 +36,8 @@ def instructions(image):
         f.write(image)
         f.flush()
         sass = subprocess.run([NVDISASM, "-c", f.name], capture_output=True, text=True, check=True).stdout
-    return [l.split("*/", 1)[1].strip().rstrip(" ;") for l in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
+    return [l.split("*/", 1)[1].strip().rstrip(" ;") for l in sass.splitlines()
+            if re.match(r"\s*/\*[0-9a-f]{4,}\*/", l)]
 
 
 def check(path):
@@ -44,8 +45,8 @@ def check(path):
     if b"gemm_skinny" not in data:
         return None
     ins = instructions(cubin_image(path))
-    # The reduction: from the cluster wait before the first remote load to the first arrival after the last one (the
-    # split-1 path, which stores from registers, and its own barrier lie elsewhere in the code).
+    # The reduction: from the cluster wait before the first remote load to the first arrival after the last one (split
+    # 1 reads its own tile with local loads after a CTA barrier, and the kernel's other cluster barriers lie elsewhere).
     remote = [i for i, x in enumerate(ins) if re.match(r"(@!?P\d+ )?LD\.E\.128 ", x)]
     if not remote:
         return os.path.basename(path), 0, 1  # no reduction found: the kernel's layout changed, the check must too

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "choices/choice.hpp"
-
 #include "problem/problem.hpp"
 #include "tune/benchmark.hpp"
 
