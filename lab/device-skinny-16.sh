@@ -7,10 +7,7 @@ set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-stage "gpu tests"
-timeout 260 build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-Skinny.*:Bmm.SkinnyTakesBatches:ScaledMm.EveryFp8Choice:Carveout.Skinny:AccuracyFloor.*:TuneBuckets.SkinnyRowsShareTheirBucket}" \
-  > "$out/gpu-tests.txt" 2>&1
-echo "rc=$?"; summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A5 "$out/gpu-tests.txt" | head -30
+gpu_tests "Skinny.*:Bmm.SkinnyTakesBatches:ScaledMm.EveryFp8Choice:Carveout.Skinny:AccuracyFloor.*:TuneBuckets.SkinnyRowsShareTheirBucket" 260
 memcheck_tests "Skinny.SplitsWithAnEmptyRank:Skinny.RowsFrom1To64" 150
 stage "traces"
 skinny_traces "1x4096x4096 skinny_256x64_st5_split4" "64x4096x4096 skinny_64x64_st12_split2"

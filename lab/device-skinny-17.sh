@@ -8,10 +8,7 @@ set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-stage "gpu tests"
-timeout 150 build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-Skinny.*:Bmm.SkinnyTakesBatches:ScaledMm.EveryFp8Choice:Carveout.Skinny}" \
-  > "$out/gpu-tests.txt" 2>&1
-echo "rc=$?"; summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A5 "$out/gpu-tests.txt" | head -30
+gpu_tests "Skinny.*:Bmm.SkinnyTakesBatches:ScaledMm.EveryFp8Choice:Carveout.Skinny" 150
 memcheck_tests "Skinny.SplitsWithAnEmptyRank:Skinny.RowsFrom1To64" 120
 stage "traces"
 skinny_traces "16x14336x4096 skinny_128x128_st4_split1" "1x14336x4096 skinny_256x64_st5_split1" \

@@ -40,6 +40,14 @@ use_carry() {
 stage() { echo "== $* ($(date +%T))"; }
 summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
 
+# The GPU tests in filter $1 (a TEST_FILTER in the environment replaces it) within $2 seconds, logged to
+# $out/gpu-tests.txt; the summary and the first failures printed.
+gpu_tests() {
+  stage "gpu tests"
+  timeout "$2" build/tests/tmagemm_gpu_tests --gtest_filter="${TEST_FILTER:-$1}" > "$out/gpu-tests.txt" 2>&1
+  echo "rc=$?"; summary "$out/gpu-tests.txt"; grep -E "^\[  FAILED|Failure" -A5 "$out/gpu-tests.txt" | head -30
+}
+
 # compute-sanitizer memcheck of the GPU tests in filter $1 within $2 seconds, logged to $out/memcheck.txt.
 memcheck_tests() {
   stage "memcheck"
