@@ -281,6 +281,8 @@ JobResult tune_job(const Model& model, const ModelJob& job, int device, Options 
   const uint64_t tuned_before = tuning_stats().tuned;
   JobResult r;
   r.winner = choose(p, options)->name();
+  // The bucket's winner (its largest M, on which the job tunes, may run another choice: top_m_choice).
+  if (const auto stored = known(p, options).winner) r.winner = *stored;
   r.tuned = tuning_stats().tuned > tuned_before;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -299,13 +301,24 @@ PreloadStats preload(const Model& model, int device, Options options, std::vecto
       const GemmProblem p = model_problem(w, b.hi, device);
       ++stats.buckets;
       const choices::ChoicePtr c = choose(p, options);  // a remote winner is in the local database afterwards
-      if (known(p, options).winner)
+      const bool stored = known(p, options).winner.has_value();
+      if (stored)
         ++stats.winners;
       else
         ++stats.misses;
       c->precompile(p, device);
+      if (warm_runs) warm_runs->push_back(p);
+      // The bucket's largest M may run its own fastest choice (top_m_choice): the bucket's winner, which its other Ms
+      // run, is readied too (held in memory since the call above: no second database read).
+      if (stored && !b.exact()) {
+        const GemmProblem lo = model_problem(w, b.lo, device);
+        const choices::ChoicePtr other = choose(lo, options);
+        if (other->name() != c->name()) {
+          other->precompile(lo, device);
+          if (warm_runs) warm_runs->push_back(lo);
+        }
+      }
       if (!warm_runs) continue;
-      warm_runs->push_back(p);
       // A cuBLASLt choice runs its rank's heuristic pick at each M: one run per distinct first pick of the bucket's
       // rows loads each kernel it can meet (buckets.hpp: in a bucket only rank 0 is ever the winner).
       if (std::string(c->backend()) == "cublaslt" && !b.exact()) {

@@ -84,8 +84,12 @@ std::unordered_map<MemoKey, choices::ChoicePtr, MemoKeyHash> g_memo;
 // gave for the bucket. A first call of another M of a bucket takes it (after its can_implement) without enumerating
 // or reading the database: a serving process meets every M of a bucket, and both cost milliseconds (cuBLASLt's
 // heuristic, the SQLite read). Only keys whose M is a bucket (not exact) are kept.
+// `top`, where set, is the choice of the bucket's largest M when it is not the bucket's winner (top_m_choice).
+struct BucketWinners {
+  choices::ChoicePtr pick, top;
+};
 std::mutex g_bucket_mutex;
-std::unordered_map<std::string, choices::ChoicePtr> g_bucket_memo;
+std::unordered_map<std::string, BucketWinners> g_bucket_memo;
 
 std::string bucket_memo_key(const GemmProblem& p, const std::string& database_key) {
   return std::to_string(p.device) + "|" + database_key;
@@ -390,6 +394,25 @@ choices::ChoicePtr runnable(const std::vector<Candidate>& cands, const std::stri
   return nullptr;
 }
 
+// What pick_winner needs of the choice named `name` among `cands`; ms = +inf where it cannot run the call.
+Entry entry_of(const std::vector<Candidate>& cands, const std::string& name, double ms) {
+  const choices::ChoicePtr c = runnable(cands, name);
+  if (!c) return Entry{INFINITY, false, -1};
+  return Entry{ms, c->tie_policy() == choices::TiePolicy::library_rank, c->library_rank()};
+}
+
+// A bucket's record as the choices this call runs: the bucket's winner, and (top_m_choice) another for its largest M.
+BucketWinners bucket_winners(const GemmProblem& p, const MBucket& bucket, const std::vector<Candidate>& cands,
+                             const TuningRecord& rec) {
+  BucketWinners w{runnable(cands, rec.winner), nullptr};
+  if (!w.pick || bucket.exact()) return w;
+  std::vector<Entry> entries;
+  for (const Timing& t : rec.timings) entries.push_back(entry_of(cands, t.choice, t.ms));
+  const std::string top = top_m_choice(rec.timings, entries, rec.winner, tie_margin(with_m(p, bucket.hi)));
+  if (top != rec.winner) w.top = runnable(cands, top);
+  return w;
+}
+
 // bucket_tuning (tuner.hpp) on the call's own enumeration. Applicability changes with M only at thresholds
 // (skinny's 64 rows, extents of 2^31), which the bucket rule keeps off bucket interiors, so both ends stand for every
 // M between.
@@ -509,6 +532,29 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
+std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
+                         const std::string& bucket_winner, double margin) {
+  if (timings.size() != entries.size())
+    throw Error(ErrorCode::invalid_argument, fmt::format("top_m_choice: {} timings but {} entries", timings.size(),
+                                                 entries.size()));
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (std::isfinite(entries[i].ms)) order.push_back(i);
+  if (order.empty()) return bucket_winner;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return entries[x].ms < entries[y].ms; });
+  std::vector<Entry> sorted;
+  for (std::size_t i : order) sorted.push_back(entries[i]);
+  const std::size_t at_top = order[pick_winner(sorted, margin)];
+  double winner_ms = INFINITY;
+  for (std::size_t i : order)
+    if (timings[i].choice == bucket_winner) winner_ms = entries[i].ms;
+  // The bucket's winner stays where it was not timed there (a record of another version) or is within the margin.
+  if (timings[at_top].choice == bucket_winner || !std::isfinite(winner_ms) ||
+      winner_ms <= entries[at_top].ms * (1.0 + margin))
+    return bucket_winner;
+  return timings[at_top].choice;
+}
+
 BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   const auto cands = enumerate(p, o, dev);
   std::vector<choices::ChoicePtr> usable;
@@ -529,13 +575,16 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   const auto t0 = std::chrono::steady_clock::now();
   const bool timing_log = runtime::log_enabled("timing");
   const std::string key = database_key(p, o, dev);
-  const bool bucketed = o.tuning != Tuning::heuristic && !bucket_of(p, o.m_buckets).exact();
+  const MBucket bucket = bucket_of(p, o.m_buckets);
+  const bool bucketed = o.tuning != Tuning::heuristic && !bucket.exact();
+  const bool at_top = bucketed && p.m == bucket.hi;  // the bucket's largest M: it may run its own fastest
   const std::string bkey = bucketed ? bucket_memo_key(p, key) : std::string();
   if (bucketed) {
     choices::ChoicePtr held;
     {
       std::lock_guard<std::mutex> lock(g_bucket_mutex);
-      if (auto it = g_bucket_memo.find(bkey); it != g_bucket_memo.end()) held = it->second;
+      if (auto it = g_bucket_memo.find(bkey); it != g_bucket_memo.end())
+        held = at_top && it->second.top ? it->second.top : it->second.pick;
     }
     if (held && held->can_implement(p, dev).empty()) {
       count(g_counters.bucket_hits);
@@ -561,6 +610,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   }
   choices::ChoicePtr chosen;
   bool remember_for_bucket = false;
+  BucketWinners winners;  // a bucket's record as choices (bucket_winners)
   if (o.tuning != Tuning::heuristic) {
     const auto t_db = std::chrono::steady_clock::now();
     auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
@@ -571,7 +621,10 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
         with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
       remote_ms = elapsed_ms(t_remote);
     }
-    if (rec) chosen = runnable(cands, rec->winner);  // tuned on the bucket's representative: may be set aside here
+    if (rec) {  // tuned on the bucket's representative: may be set aside here
+      winners = bucket_winners(p, bucket, cands, *rec);
+      chosen = at_top && winners.top ? winners.top : winners.pick;
+    }
     count(chosen ? g_counters.db_hits : g_counters.db_misses);
     remember_for_bucket = chosen != nullptr;
   }
@@ -611,8 +664,13 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
           },
           false);
       publish_winner(bt.problem, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
-      chosen = runnable(cands, t.winner->name());  // the call's own enumeration of the winner
-      if (!chosen) chosen = t.winner;
+      winners = bucket_winners(p, bucket, cands, record);  // the call's own enumeration of the winners
+      if (!winners.pick) winners.pick = t.winner;
+      chosen = at_top && winners.top ? winners.top : winners.pick;
+      if (winners.top && runtime::log_enabled("autotune"))
+        fmt::print(stderr, "AUTOTUNE bucket M {}: M = {} itself runs {}, more than {:.1f} % faster there than the "
+                   "bucket's winner {}\n", m_key(bucket), bucket.hi, winners.top->name(), 100 * t.margin,
+                   winners.pick->name());
       remember_for_bucket = true;
     }
   }
@@ -629,9 +687,9 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                "tuning, restore, heuristic) -> {}\n",
                p.describe(), elapsed_ms(t0), enumerate_ms, database_ms, remote_ms,
                chosen ? chosen->name() : std::string("(none)"));
-  if (bucketed && remember_for_bucket && chosen) {
+  if (bucketed && remember_for_bucket && winners.pick) {
     std::lock_guard<std::mutex> lock(g_bucket_mutex);
-    g_bucket_memo[bkey] = chosen;
+    g_bucket_memo[bkey] = winners;
   }
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
@@ -651,7 +709,8 @@ void report_failure(const GemmProblem& p, const Options& o, const choices::Choic
   {
     std::lock_guard<std::mutex> lock(g_bucket_mutex);
     if (auto it = g_bucket_memo.find(bucket_memo_key(p, database_key(p, o, dev)));
-        it != g_bucket_memo.end() && it->second->name() == choice.name())
+        it != g_bucket_memo.end() &&
+        (it->second.pick->name() == choice.name() || (it->second.top && it->second.top->name() == choice.name())))
       g_bucket_memo.erase(it);
   }
   fmt::print(stderr, "tmagemm: {} failed for {} and is skipped from now on: {}\n", choice.name(), p.describe(), what);

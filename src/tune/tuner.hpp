@@ -3,8 +3,10 @@
 //   benchmark   : in-memory map -> tuning DB -> precompile all candidates in parallel, check (accuracy floor) and
 //                 time each on the tuner's own scratch inputs and output, keep the fastest one that passed, store
 //                 it in the DB. The DB key holds M by shape bucket (buckets.hpp): a bucket is timed once, on its
-//                 largest M, among the candidates that can run every M of it, and its winner serves each of them. During a CUDA graph capture of the stream: the heuristic choice, untimed and not
-//                 remembered (the autotune log says so once per problem);
+//                 largest M, among the candidates that can run every M of it, and its winner serves each of them
+//                 but that largest M, which runs its own fastest (top_m_choice). During a CUDA graph capture of the
+//                 stream: the heuristic choice, untimed and not remembered (the autotune log says so once per
+//                 problem);
 //   heuristic   : a documented rule (heuristic_choice: a backend's pick, else the best Choice::heuristic_score, else
 //                 the first applicable choice), no GPU timing;
 //   cached_only : in-memory map -> tuning DB -> heuristic; never benchmarks (a serving process: a miss costs an
@@ -18,7 +20,9 @@
 #include "choices/choice.hpp"
 #include "problem/problem.hpp"
 #include "tmagemm/options.hpp"
+#include "tune/benchmark.hpp"
 #include "tune/buckets.hpp"
+#include "tune/tuning_db.hpp"
 
 namespace tmagemm::tune {
 
@@ -52,6 +56,15 @@ struct BucketTuning {
   std::vector<choices::ChoicePtr> candidates;
 };
 BucketTuning bucket_tuning(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
+
+// The choice a shape bucket's largest M runs. The bucket's tuning timed every candidate on that M (its representative)
+// and its winner is the best across the bucket's Ms (tuner.cpp confirm_across_bucket), which can be slower on that M
+// itself (measured on the H200, docs/perf-notes.md: 64x4096x4096 read 0.915 of cuBLASLt with the winner of 33..64).
+// So that M runs the choice its own timings pick (pick_winner's rule with `margin`), unless the bucket's winner is
+// within `margin` of it there. `entries[i]` describes `timings[i]` (a choice that cannot run the call: ms = +inf);
+// the order is free. Returns the name to run.
+std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
+                         const std::string& bucket_winner, double margin);
 
 // The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
 choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);

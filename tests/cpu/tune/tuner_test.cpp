@@ -3,6 +3,7 @@
 // cached_only path through the tuning database, and the tuning key.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -24,7 +25,11 @@ GemmProblem problem(int64_t m, int64_t n, int64_t k) { return test_support::fake
 class Tuner : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("tmagemm-tuner-test-" + std::to_string(::getpid()));
+    // A directory per test: the tuner keeps its database connection open by path, and a file removed and created
+    // again under the same path would be another file to a new connection.
+    static int serial = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tmagemm-tuner-test-" + std::to_string(::getpid()) + "-" + std::to_string(serial++));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     ::setenv("TMAGEMM_CACHE_DIR", dir_.c_str(), 1);
@@ -291,6 +296,45 @@ TEST_F(Tuner, CachedOnlyUsesTheDatabaseThenTheHeuristic) {
   EXPECT_EQ(choose(p, o, h200())->name(), "persistent_tma_128x128x64_s6_c2_g8_tmastore");
 }
 
+TEST_F(Tuner, TheBucketsLargestMRunsItsOwnFastest) {
+  // One record for the bucket 3585..4096 (tuned on M = 4096): its winner serves the bucket, but M = 4096 itself runs
+  // the choice timed more than the margin faster there; M = 3600 runs the bucket's winner.
+  const std::string pick = "persistent_tma_128x128x64_s6_c2_g8_tmastore";
+  const std::string top = "persistent_tma_128x256x64_s4_c2_g8_tmastore";
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::cached_only;
+  {
+    TuningDb db(TuningDb::default_path());
+    db.put(tuning_key(problem(4096, 4096, 4096), h200()),
+           TuningRecord{pick, {{top, 0.90}, {pick, 1.0}}, "2026-12-02T00:00:00Z"});
+  }
+  EXPECT_EQ(tuning_key(problem(3600, 4096, 4096), h200()), tuning_key(problem(4096, 4096, 4096), h200()));
+  forget_in_memory();
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), top);
+  EXPECT_EQ(choose(problem(3600, 4096, 4096), o, h200())->name(), pick);  // held in memory since the call above
+  forget_in_memory();
+  EXPECT_EQ(choose(problem(3600, 4096, 4096), o, h200())->name(), pick);  // from the database
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), top);   // held in memory
+  // Within the compute-bound margin (0.5 %) the bucket's winner runs its largest M too.
+  {
+    TuningDb db(TuningDb::default_path());
+    db.put(tuning_key(problem(4096, 4096, 4096), h200()),
+           TuningRecord{pick, {{top, 0.997}, {pick, 1.0}}, "2026-12-02T00:00:00Z"});
+  }
+  forget_in_memory();
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), pick);
+  // Exact keys hold one M each: the record's winner.
+  Options exact = o;
+  exact.m_buckets = false;
+  {
+    TuningDb db(TuningDb::default_path());
+    db.put(database_key(problem(4096, 4096, 4096), exact, h200()),
+           TuningRecord{pick, {{top, 0.90}, {pick, 1.0}}, "2026-12-02T00:00:00Z"});
+  }
+  forget_in_memory();
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), exact, h200())->name(), pick);
+}
+
 TEST_F(Tuner, KeyNamesDeviceShapeTypesLayoutsAndAlignment) {
   GemmProblem p = problem(4096, 14336, 4096);
   const std::string k1 = tuning_key(p, h200());
@@ -383,6 +427,37 @@ TEST_F(Tuner, GroupedRunsOnPersistentConfigsOnly) {
   EXPECT_EQ(enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()).size(), cands.size());
   for (const auto& c : enumerate(grouped_problem(257, 8192, 2048, 1024), Options::defaults_only(), h200()))
     EXPECT_FALSE(c.reason.empty()) << c.choice->name() << " took 257 groups";
+}
+
+}  // namespace
+}  // namespace tmagemm::tune
+
+namespace tmagemm::tune {
+namespace {
+
+// A bucket's largest M runs the choice its own timings pick, unless the bucket's winner is within the margin there.
+TEST(TopMChoice, TheLargestMRunsItsOwnFastestBeyondTheMargin) {
+  // 64x4096x4096 on the H200 (perf-notes): the bucket 33..64 kept the skinny grid that serves M = 33 and 48, cuBLASLt's
+  // first pick was ~3.3 % faster at M = 64 (memory-bound margin 3 %).
+  const std::vector<Timing> timings{{"skinny_64x64", 0.01550}, {"cublaslt_algo0", 0.01500}, {"persistent", 0.0300}};
+  const std::vector<Entry> entries{{0.01550, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
+  EXPECT_EQ(top_m_choice(timings, entries, "skinny_64x64", 0.03), "cublaslt_algo0");
+  // Within the margin the bucket's winner stays (one module for the whole bucket).
+  const std::vector<Entry> close{{0.01540, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
+  EXPECT_EQ(top_m_choice(timings, close, "skinny_64x64", 0.03), "skinny_64x64");
+  // The winner's rule is pick_winner's: a cuBLASLt near-tie of the fastest wins over a faster other backend.
+  const std::vector<Timing> three{{"skinny_a", 0.0150}, {"cublaslt_algo0", 0.0100}, {"persistent", 0.0099}};
+  const std::vector<Entry> tie{{0.0150, false, -1}, {0.0100, true, 0}, {0.0099, false, -1}};
+  EXPECT_EQ(top_m_choice(three, tie, "skinny_a", 0.03), "cublaslt_algo0");
+  // A choice that cannot run the call (ms +inf in its entry) never wins; nor does anything where none can run.
+  const std::vector<Entry> cannot{{0.0150, false, -1}, {INFINITY, true, 0}, {INFINITY, false, -1}};
+  EXPECT_EQ(top_m_choice(three, cannot, "skinny_a", 0.03), "skinny_a");
+  const std::vector<Entry> none{{INFINITY, false, -1}, {INFINITY, true, 0}, {INFINITY, false, -1}};
+  EXPECT_EQ(top_m_choice(three, none, "skinny_a", 0.03), "skinny_a");
+  // A winner the timings do not hold (a record of another version): kept.
+  EXPECT_EQ(top_m_choice(three, tie, "fallback", 0.03), "fallback");
+  // Mismatched arguments are refused.
+  EXPECT_THROW(top_m_choice(three, {{0.01, false, -1}}, "skinny_a", 0.03), Error);
 }
 
 }  // namespace
