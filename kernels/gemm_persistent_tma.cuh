@@ -179,7 +179,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // Stream-K: per consumer, whether its warpgroup's unit arrived last on a split tile (set by its thread 0).
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, int[4], int[1]> sk_flag;
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, StreamKSchedule, char> sk_work;  // the schedule (stream-K)
-  if constexpr (Cfg::kGrouped) load_group_schedule(group_sched, ep.group_ends, batch, M, N, BM * CM, BN * CN);
+  // grouped_mm in 2x1 clusters: the schedule's tiles are single CTAs' tiles, taken in pairs (scheduler.cuh pair_tile).
+  constexpr bool kPairs = Cfg::kGrouped && CM == 2 && CN == 1;
+  constexpr int kSchedM = kPairs ? BM : BM * CM;  // rows of a schedule tile
+  if constexpr (Cfg::kGrouped) load_group_schedule(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, kPairs);
 
   if (threadIdx.x == 0) {
     ptx::prefetch_tensormap(&tma_a);
@@ -201,7 +204,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid
   const auto sched = [&] {
     if constexpr (Cfg::kGrouped)
-      return GroupedTileScheduler(group_sched, ep.group_ends, batch, M, N, BM * CM, BN * CN, Cfg::kGroupM);
+      return GroupedTileScheduler(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, Cfg::kGroupM, kPairs);
     else
       return TileScheduler(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
   }();
@@ -257,28 +260,44 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
              k0 + rn * kKRows, tc.ab, &ring.full[stage], mask_a);
     }
     if (first) mark(kTrProdA, clock64());
+    // A B part per CTA of the cluster column, multicast; a grouped pair whose CTA tiles need different B (share_b
+    // false, kPairs only) loads every part itself.
+    const bool own_b = kPairs && !tc.share_b;
     if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
       constexpr int kRows = BN / CM;
 #pragma unroll
-      for (int sl = 0; sl < kSlabs; ++sl)
-        load(CM > 1, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + rm * kRows * 128, k0 + kRowElems * sl,
-             tc.n0 + rm * kRows, tc.batch, &ring.full[stage], mask_b);
+      for (int part = 0; part < CM; ++part) {
+        if (part != rm && !own_b) continue;
+#pragma unroll
+        for (int sl = 0; sl < kSlabs; ++sl)
+          load(CM > 1 && !own_b, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + part * kRows * 128, k0 + kRowElems * sl,
+               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b);
+      }
     } else {  // 64-column chunks of B split between the CTAs of a cluster column
       constexpr int kChunks = kBChunks / CM;
 #pragma unroll
-      for (int jj = 0; jj < kChunks; ++jj) {
-        const int j = rm * kChunks + jj;
-        load(CM > 1, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
-             &ring.full[stage], mask_b);
+      for (int part = 0; part < CM; ++part) {
+        if (part != rm && !own_b) continue;
+#pragma unroll
+        for (int jj = 0; jj < kChunks; ++jj) {
+          const int j = part * kChunks + jj;
+          load(CM > 1 && !own_b, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
+               &ring.full[stage], mask_b);
+        }
       }
     }
     if (first) mark(kTrFirstLoad, clock64());
   };
+  // This CTA's tile of cluster tile (or pair) t.
   auto tile_of = [&](int t) {
-    TileCoord tc = sched.tile(t);
-    tc.m0 += rm * BM;  // may lie past M (or N) at the grid's edge: TMA then fills zeros
-    tc.n0 += rn * BN;
-    return tc;
+    if constexpr (kPairs) {
+      return sched.pair_tile(t, rm);
+    } else {
+      TileCoord tc = sched.tile(t);
+      tc.m0 += rm * BM;  // may lie past M (or N) at the grid's edge: TMA then fills zeros
+      tc.n0 += rn * BN;
+      return tc;
+    }
   };
   // The first tile's first stages are issued here, on the prologue's straight-line path: the producer loop's code
   // is laid out after the consumers' (measured ~800 cycles to reach it from a cold instruction cache). Fresh
@@ -390,9 +409,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
       // j = kb - kb0 from 0, as a whole tile's do.
       const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
-      TileCoord tc = sched.tile(t);
-      tc.m0 += rm * BM;
-      tc.n0 += rn * BN;
+      const TileCoord tc = tile_of(t);
       // This consumer's part of the tile: its first row and column, and the scales of its fragments.
       const int row_base = tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), col_base = tc.n0 + (SN ? cidx * WN : 0);
       TileScales<WN, MI, typename Cfg::Epi> scales;

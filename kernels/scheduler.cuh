@@ -28,6 +28,9 @@ struct TileCoord {
   int n0;     // first column of the tile
   int ab;     // the batch of A and of out (grouped: 0, A and out are one matrix of all the groups' rows)
   int m_end;  // rows at or past this one are not stored (M; grouped: the group's end)
+  // Clusters along M: the cluster's CTAs load this tile's B together (each a part, multicast to all). False where a
+  // grouped pair's two CTA tiles need different B (GroupedTileScheduler::pair_tile): each CTA then loads all of it.
+  bool share_b = true;
 };
 
 // Within one matrix of m_blocks x n_blocks tiles: tile r of a raster of group_m consecutive M blocks.
@@ -169,8 +172,9 @@ __device__ inline void group_rows(const int* ends, int g, int M, int& start, int
 
 // Every thread of the CTA calls this once (it synchronises the CTA): reads the groups' ends (int32, device memory)
 // and writes their tile prefix sums. Needs blockDim.x >= 256 (one thread per group, 8 warps for the scan).
+// `even`: each group's count rounded up to even (pair_tile's CTA tiles: a pair never spans two groups).
 __device__ inline void load_group_schedule(GroupSchedule& gs, const int* ends, int groups, int M, int N, int tile_m,
-                                           int tile_n) {
+                                           int tile_n, bool even = false) {
   const int n_blocks = (N + tile_n - 1) / tile_n;
   const int g = threadIdx.x;
   int tiles = 0;
@@ -178,6 +182,7 @@ __device__ inline void load_group_schedule(GroupSchedule& gs, const int* ends, i
     int start, end;
     group_rows(ends, g, M, start, end);
     tiles = (end - start + tile_m - 1) / tile_m * n_blocks;
+    if (even) tiles += tiles & 1;
   }
   // Inclusive scan over the first 256 threads: within each warp by shuffles, then the warps' totals, which are read
   // from the prefix array itself (its entries 32 w + 32 hold warp w's sums) before it is completed.
@@ -204,17 +209,38 @@ struct GroupedTileScheduler {
   const int* ends;
   int groups, m, n_blocks, total, group_m, bm, bn;
 
+  // `pairs`: the schedule holds CTA tiles in pairs (pair_tile); total counts the pairs.
   __device__ GroupedTileScheduler(const GroupSchedule& s, const int* group_ends, int G, int M, int N, int tile_m,
-                                  int tile_n, int group)
+                                  int tile_n, int group, bool pairs = false)
       : gs(&s),
         ends(group_ends),
         groups(G),
         m(M),
         n_blocks((N + tile_n - 1) / tile_n),
-        total(s.prefix[G]),
+        total(pairs ? s.prefix[G] / 2 : s.prefix[G]),
         group_m(group < 1 ? 1 : group),
         bm(tile_m),
         bn(tile_n) {}
+
+  // Pairs (grouped_mm in 2x1 clusters; the schedule built with tile_m = one CTA's rows and `even`): the tiles above
+  // are CTA tiles, and pair t (t < total / 2) is CTA tiles 2t (cluster rank 0) and 2t + 1 (rank 1). A 256-row cluster
+  // tile would leave its second CTA idle wherever a group's rows end in its first half (a tenth of the CTA tiles at
+  // G = 64 x 32768 tokens of the bench's routing); pairs keep both busy. The two share B (multicast) when they are
+  // the same group's same N block; otherwise each loads its own. A group's odd count adds one CTA tile past its
+  // rows (m_end = m0: nothing to compute or store).
+  __device__ TileCoord pair_tile(int t, int rank) const {
+    TileCoord mine = tile(2 * t + rank);
+    const TileCoord peer = tile(2 * t + 1 - rank);
+    // NOTE: both CTAs must reach the same share_b (each expects a whole B per stage, half of it from the peer when
+    // shared). The added CTA tile takes its peer's B, shared: it loads no B of its own. (Its partner is always real.)
+    const bool mine_added = mine.m_end == mine.m0, peer_added = peer.m_end == peer.m0;
+    if (mine_added) {
+      mine.batch = peer.batch;
+      mine.n0 = peer.n0;
+    }
+    mine.share_b = mine_added || peer_added || (mine.batch == peer.batch && mine.n0 == peer.n0);
+    return mine;
+  }
 
   __device__ TileCoord tile(int t) const {
     int lo = 0, hi = groups - 1;  // the group g with prefix[g] <= t < prefix[g + 1] (empty groups are skipped)
@@ -230,7 +256,9 @@ struct GroupedTileScheduler {
     group_rows(ends, g, m, start, end);
     const int m_blocks = (end - start + bm - 1) / bm;
     int mb, nb;
-    raster_tile(t - gs->prefix[g], m_blocks, n_blocks, group_m, mb, nb);
+    const int r = t - gs->prefix[g];
+    if (r >= m_blocks * n_blocks) return TileCoord{g, start, 0, 0, start};  // an odd group's added CTA tile (pairs)
+    raster_tile(r, m_blocks, n_blocks, group_m, mb, nb);
     return TileCoord{g, start + mb * bm, nb * bn, 0, end};
   }
 };

@@ -392,10 +392,17 @@ std::size_t stream_k_counter_bytes(const TmaConfig& c, const StreamKLayout& l) {
   return static_cast<std::size_t>(l.split_tiles) * c.cluster_m * c.cluster_n * c.consumers * sizeof(unsigned);
 }
 
+// grouped_mm in 2x1 clusters takes CTA tiles in pairs (kernels/scheduler.cuh pair_tile).
+bool grouped_pairs(const GemmProblem& p, const TmaConfig& c) {
+  return p.op == Op::grouped_mm && c.cluster_m == 2 && c.cluster_n == 1;
+}
+
 int64_t cluster_tiles_of(const GemmProblem& p, const TmaConfig& c) {
+  const int64_t n_blocks = (p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n);
+  if (grouped_pairs(p, c))  // each group: at most one partial M block, and one CTA tile more to make its count even
+    return (((p.m + c.bm - 1) / c.bm + p.batch) * n_blocks + p.batch + 1) / 2;
   const int64_t m_blocks = (p.m + c.bm * c.cluster_m - 1) / (c.bm * c.cluster_m);
-  return (p.op == Op::grouped_mm ? m_blocks + p.batch : m_blocks * p.batch) *
-         ((p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n));
+  return (p.op == Op::grouped_mm ? m_blocks + p.batch : m_blocks * p.batch) * n_blocks;
 }
 
 }  // namespace
@@ -509,15 +516,20 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   // rows.
   const bool grouped = p.op == Op::grouped_mm;
   double m_blocks = std::ceil(double(p.m) / (c.bm * cm)) * double(p.batch);
+  const double n_blocks = std::ceil(double(p.n) / (c.bn * cn));
+  double tiles = 0;  // clusters'
   if (grouped) {
-    m_blocks = 0;
+    // In 2x1 clusters the tiles are pairs of CTA tiles, a group's count made even (kernels/scheduler.cuh pair_tile).
+    const bool pairs = cm == 2 && cn == 1;
     int64_t start = 0;
     for (int32_t end : tuning_group_ends(p.m, p.batch)) {
-      m_blocks += std::ceil(double(end - start) / (c.bm * cm));
+      const double blocks = std::ceil(double(end - start) / (pairs ? c.bm : c.bm * cm)) * n_blocks;
+      tiles += pairs ? std::ceil(blocks / 2) : blocks;
       start = end;
     }
+  } else {
+    tiles = m_blocks * n_blocks;
   }
-  const double tiles = m_blocks * std::ceil(double(p.n) / (c.bn * cn));  // clusters'
   // Stream-K shares the partial wave's tiles out by K blocks: its waves are not rounded up, but its split tiles'
   // partial sums are written and read again (fp32, each unit of a split tile), at ~3 TB/s, against a wave of ~700
   // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.

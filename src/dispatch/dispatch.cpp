@@ -181,11 +181,10 @@ Explanation explain(const GemmProblem& p, const Options& o) {
   const auto cands = tune::enumerate(p, o);
   const tune::Known known = tune::known(p, o);
   // What a call would run now without tuning anything: a remembered winner (tuned on the shape bucket's
-  // representative M, so it may be set aside by a tuning rule at this M), else the heuristic rule.
+  // representative M, so it may be set aside by a tuning rule at this M; that M itself runs its own timings' winner),
+  // else the heuristic rule.
   choices::ChoicePtr selected;
-  if (known.winner && o.tuning != Tuning::heuristic)
-    for (const auto& c : cands)
-      if ((c.reason.empty() || c.set_aside) && c.choice->name() == *known.winner) selected = c.choice;
+  if (known.winner && o.tuning != Tuning::heuristic) selected = tune::stored_choice(p, o, cands);
   if (!selected) selected = tune::heuristic_choice(p, cands, runtime::device_info(p.device), o.sm_carveout);
   for (const auto& c : cands) {
     ChoiceReport r;

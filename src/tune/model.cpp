@@ -308,7 +308,7 @@ PreloadStats preload(const Model& model, int device, Options options, std::vecto
         ++stats.misses;
       c->precompile(p, device);
       if (warm_runs) warm_runs->push_back(p);
-      // The bucket's largest M may run its own fastest choice (top_m_choice): the bucket's winner, which its other Ms
+      // The bucket's largest M may run its own timings' winner (top_m_choice): the bucket's winner, which its other Ms
       // run, is readied too (held in memory since the call above: no second database read).
       if (stored && !b.exact()) {
         const GemmProblem lo = model_problem(w, b.lo, device);

@@ -536,7 +536,7 @@ std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<E
                          const std::string& bucket_winner, double margin) {
   if (timings.size() != entries.size())
     throw Error(ErrorCode::invalid_argument, fmt::format("top_m_choice: {} timings but {} entries", timings.size(),
-                                                 entries.size()));
+                                                         entries.size()));
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (std::isfinite(entries[i].ms)) order.push_back(i);
@@ -544,15 +544,7 @@ std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<E
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return entries[x].ms < entries[y].ms; });
   std::vector<Entry> sorted;
   for (std::size_t i : order) sorted.push_back(entries[i]);
-  const std::size_t at_top = order[pick_winner(sorted, margin)];
-  double winner_ms = INFINITY;
-  for (std::size_t i : order)
-    if (timings[i].choice == bucket_winner) winner_ms = entries[i].ms;
-  // The bucket's winner stays where it was not timed there (a record of another version) or is within the margin.
-  if (timings[at_top].choice == bucket_winner || !std::isfinite(winner_ms) ||
-      winner_ms <= entries[at_top].ms * (1.0 + margin))
-    return bucket_winner;
-  return timings[at_top].choice;
+  return timings[order[pick_winner(sorted, margin)]].choice;
 }
 
 BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
@@ -577,7 +569,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
   const std::string key = database_key(p, o, dev);
   const MBucket bucket = bucket_of(p, o.m_buckets);
   const bool bucketed = o.tuning != Tuning::heuristic && !bucket.exact();
-  const bool at_top = bucketed && p.m == bucket.hi;  // the bucket's largest M: it may run its own fastest
+  const bool at_top = bucketed && p.m == bucket.hi;  // the bucket's largest M: it runs its own timings' winner
   const std::string bkey = bucketed ? bucket_memo_key(p, key) : std::string();
   if (bucketed) {
     choices::ChoicePtr held;
@@ -668,8 +660,8 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       if (!winners.pick) winners.pick = t.winner;
       chosen = at_top && winners.top ? winners.top : winners.pick;
       if (winners.top && runtime::log_enabled("autotune"))
-        fmt::print(stderr, "AUTOTUNE bucket M {}: M = {} itself runs {}, more than {:.1f} % faster there than the "
-                   "bucket's winner {}\n", m_key(bucket), bucket.hi, winners.top->name(), 100 * t.margin,
+        fmt::print(stderr, "AUTOTUNE bucket M {}: M = {} itself runs {}, its own timings' winner (the bucket's "
+                   "winner {} serves its other Ms)\n", m_key(bucket), bucket.hi, winners.top->name(),
                    winners.pick->name());
       remember_for_bucket = true;
     }
@@ -731,6 +723,16 @@ Known known(const GemmProblem& p, const Options& o) {
     for (const auto& t : rec->timings) k.timings_ms.emplace_back(t.choice, t.ms);
   }
   return k;
+}
+
+choices::ChoicePtr stored_choice(const GemmProblem& p, const Options& o, const std::vector<Candidate>& cands) {
+  const auto rec = with_database(
+      [&](TuningDb& db) { return db.get(database_key(p, o, runtime::device_info(p.device))); },
+      std::optional<TuningRecord>());
+  if (!rec) return nullptr;
+  const MBucket bucket = bucket_of(p, o.m_buckets);
+  const BucketWinners w = bucket_winners(p, bucket, cands, *rec);
+  return p.m == bucket.hi && w.top ? w.top : w.pick;
 }
 
 void set_database_retry_seconds_for_testing(int seconds) {

@@ -4,7 +4,7 @@
 //                 time each on the tuner's own scratch inputs and output, keep the fastest one that passed, store
 //                 it in the DB. The DB key holds M by shape bucket (buckets.hpp): a bucket is timed once, on its
 //                 largest M, among the candidates that can run every M of it, and its winner serves each of them
-//                 but that largest M, which runs its own fastest (top_m_choice). During a CUDA graph capture of the
+//                 but that largest M, which runs its own timings' winner (top_m_choice). During a CUDA graph capture of the
 //                 stream: the heuristic choice, untimed and not remembered (the autotune log says so once per
 //                 problem);
 //   heuristic   : a documented rule (heuristic_choice: a backend's pick, else the best Choice::heuristic_score, else
@@ -60,9 +60,9 @@ BucketTuning bucket_tuning(const GemmProblem& problem, const Options& options, c
 // The choice a shape bucket's largest M runs. The bucket's tuning timed every candidate on that M (its representative)
 // and its winner is the best across the bucket's Ms (tuner.cpp confirm_across_bucket), which can be slower on that M
 // itself (measured on the H200, docs/perf-notes.md: 64x4096x4096 read 0.915 of cuBLASLt with the winner of 33..64).
-// So that M runs the choice its own timings pick (pick_winner's rule with `margin`), unless the bucket's winner is
-// within `margin` of it there. `entries[i]` describes `timings[i]` (a choice that cannot run the call: ms = +inf);
-// the order is free. Returns the name to run.
+// So that M runs what an exact tuning of it would: the winner of its own timings by pick_winner's rule (near-ties
+// within `margin` to cuBLASLt's ranking). `entries[i]` describes `timings[i]` (a choice that cannot run the call: ms =
+// +inf); the order is free. Returns the name to run (`bucket_winner` where no timed choice can run).
 std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
                          const std::string& bucket_winner, double margin);
 
@@ -79,6 +79,11 @@ struct Known {
 };
 // Looked up under the same key choose() writes: the tuning key plus the options' filter signature.
 Known known(const GemmProblem& problem, const Options& options);
+// The choice among `candidates` (problem's enumeration) that a call runs from the tuning database without tuning, as
+// choose() takes it: the stored winner, or at a shape bucket's largest M that M's own (top_m_choice); null where
+// nothing is stored or the choice cannot run the problem.
+choices::ChoicePtr stored_choice(const GemmProblem& problem, const Options& options,
+                                 const std::vector<Candidate>& candidates);
 choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,
                                     const runtime::DeviceInfo& device, int sm_carveout = 0);
 

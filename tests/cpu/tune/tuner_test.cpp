@@ -315,14 +315,15 @@ TEST_F(Tuner, TheBucketsLargestMRunsItsOwnFastest) {
   forget_in_memory();
   EXPECT_EQ(choose(problem(3600, 4096, 4096), o, h200())->name(), pick);  // from the database
   EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), top);   // held in memory
-  // Within the compute-bound margin (0.5 %) the bucket's winner runs its largest M too.
+  // Whatever the gap: the largest M runs what an exact tuning of it would pick.
   {
     TuningDb db(TuningDb::default_path());
     db.put(tuning_key(problem(4096, 4096, 4096), h200()),
            TuningRecord{pick, {{top, 0.997}, {pick, 1.0}}, "2026-12-02T00:00:00Z"});
   }
   forget_in_memory();
-  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), pick);
+  EXPECT_EQ(choose(problem(4096, 4096, 4096), o, h200())->name(), top);
+  EXPECT_EQ(choose(problem(3600, 4096, 4096), o, h200())->name(), pick);
   // Exact keys hold one M each: the record's winner.
   Options exact = o;
   exact.m_buckets = false;
@@ -435,16 +436,19 @@ TEST_F(Tuner, GroupedRunsOnPersistentConfigsOnly) {
 namespace tmagemm::tune {
 namespace {
 
-// A bucket's largest M runs the choice its own timings pick, unless the bucket's winner is within the margin there.
-TEST(TopMChoice, TheLargestMRunsItsOwnFastestBeyondTheMargin) {
+// A bucket's largest M runs what an exact tuning of it would pick (pick_winner on its timings).
+TEST(TopMChoice, TheLargestMRunsItsOwnTimingsWinner) {
   // 64x4096x4096 on the H200 (perf-notes): the bucket 33..64 kept the skinny grid that serves M = 33 and 48, cuBLASLt's
-  // first pick was ~3.3 % faster at M = 64 (memory-bound margin 3 %).
+  // first pick was 2.6-3.3 % faster at M = 64 itself.
   const std::vector<Timing> timings{{"skinny_64x64", 0.01550}, {"cublaslt_algo0", 0.01500}, {"persistent", 0.0300}};
   const std::vector<Entry> entries{{0.01550, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
   EXPECT_EQ(top_m_choice(timings, entries, "skinny_64x64", 0.03), "cublaslt_algo0");
-  // Within the margin the bucket's winner stays (one module for the whole bucket).
-  const std::vector<Entry> close{{0.01540, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
-  EXPECT_EQ(top_m_choice(timings, close, "skinny_64x64", 0.03), "skinny_64x64");
+  // Another backend within the margin of cuBLASLt: near-ties go to cuBLASLt, as in an exact tuning.
+  const std::vector<Entry> close{{0.01490, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
+  EXPECT_EQ(top_m_choice(timings, close, "skinny_64x64", 0.03), "cublaslt_algo0");
+  // Beyond it the faster one wins, the bucket's winner or not.
+  const std::vector<Entry> clear{{0.01400, false, -1}, {0.01500, true, 0}, {0.0300, false, -1}};
+  EXPECT_EQ(top_m_choice(timings, clear, "skinny_64x64", 0.03), "skinny_64x64");
   // The winner's rule is pick_winner's: a cuBLASLt near-tie of the fastest wins over a faster other backend.
   const std::vector<Timing> three{{"skinny_a", 0.0150}, {"cublaslt_algo0", 0.0100}, {"persistent", 0.0099}};
   const std::vector<Entry> tie{{0.0150, false, -1}, {0.0100, true, 0}, {0.0099, false, -1}};
@@ -454,8 +458,8 @@ TEST(TopMChoice, TheLargestMRunsItsOwnFastestBeyondTheMargin) {
   EXPECT_EQ(top_m_choice(three, cannot, "skinny_a", 0.03), "skinny_a");
   const std::vector<Entry> none{{INFINITY, false, -1}, {INFINITY, true, 0}, {INFINITY, false, -1}};
   EXPECT_EQ(top_m_choice(three, none, "skinny_a", 0.03), "skinny_a");
-  // A winner the timings do not hold (a record of another version): kept.
-  EXPECT_EQ(top_m_choice(three, tie, "fallback", 0.03), "fallback");
+  // The bucket's winner need not be among the timings (a record of another version).
+  EXPECT_EQ(top_m_choice(three, tie, "fallback", 0.03), "cublaslt_algo0");
   // Mismatched arguments are refused.
   EXPECT_THROW(top_m_choice(three, {{0.01, false, -1}}, "skinny_a", 0.03), Error);
 }
