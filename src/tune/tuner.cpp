@@ -434,12 +434,15 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
     if (c.reason.empty() && c.choice->library_rank() <= 0 && runnable(at_lo, c.choice->name()) &&
         runnable(cands, c.choice->name()))
       t.candidates.push_back(c.choice);
+    else if (c.reason.empty() && c.choice->library_rank() > 0)
+      t.top_only.push_back(c.choice);  // the representative M runs its own timings' winner, as an exact tuning would
   // NOTE: not reached by the shapes the rule was checked on (tests/cpu/tune/buckets_test.cpp); should a bucket have
   // no choice for both ends, the call's own M is tuned and its winner stored for the bucket: another M of the bucket
   // that it cannot run then finds no runnable winner and is tuned in turn.
   if (t.candidates.empty()) {
     t.problem = p;
     t.candidates = usable;
+    t.top_only.clear();
   }
   return t;
 }
@@ -464,10 +467,14 @@ constexpr std::size_t kBucketFinalists = 4;
 Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_hi) {
   std::vector<choices::ChoicePtr> finalists{at_hi.winner};  // the largest M's winner (its tie rule may pass over
                                                             // faster ones) and the fastest others
-  const double best_hi = at_hi.timings.front().ms;
+  // The fastest of the bucket's candidates at the largest M (a top-only choice may be faster there).
+  double best_hi = INFINITY;
+  for (const Timing& t : at_hi.timings)
+    if (std::none_of(bt.top_only.begin(), bt.top_only.end(), [&](const auto& c) { return c->name() == t.choice; }))
+      best_hi = std::min(best_hi, t.ms);
   for (const Timing& t : at_hi.timings) {
     if (finalists.size() == kBucketFinalists || !(t.ms <= kBucketFinalistSpread * best_hi)) break;
-    if (t.choice == at_hi.winner->name()) continue;
+    if (t.choice == at_hi.winner->name()) continue;  // (never a top-only choice: bucket_winner_of)
     for (const auto& c : bt.candidates)
       if (c->name() == t.choice) finalists.push_back(c);
   }
@@ -524,6 +531,25 @@ Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_h
     at_hi.bucket_pick = true;
   }
   return at_hi;
+}
+
+// The tuning of a bucket's representative timed its top-only choices too: the bucket's own winner is picked among
+// its candidates alone (pick_winner's rule on their timings); a top-only winner is what that M itself runs
+// (top_m_choice, from the stored timings).
+Tuned bucket_winner_of(const BucketTuning& bt, Tuned t) {
+  std::vector<Entry> entries;
+  std::vector<choices::ChoicePtr> in_order;
+  for (const Timing& tm : t.timings)
+    for (const auto& c : bt.candidates)
+      if (c->name() == tm.choice) {
+        entries.push_back(Entry{tm.ms, c->tie_policy() == choices::TiePolicy::library_rank, c->library_rank()});
+        in_order.push_back(c);
+      }
+  if (in_order.empty() || !std::isfinite(entries.front().ms)) return t;  // benchmark threw unless one passed
+  const choices::ChoicePtr w = in_order[pick_winner(entries, t.margin)];
+  if (w != t.winner) t.bucket_pick = true;  // the AUTOTUNE table: picked for the bucket
+  t.winner = w;
+  return t;
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
@@ -638,15 +664,17 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     } else {
       const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
       // In a bucket the finalists are checked on its other Ms first: the final winner's modules are kept once it runs.
-      Tuned t = benchmark(bt.problem, o, bt.candidates, BenchmarkRun{.keep_winner = bt.bucket.exact()});
-      if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, std::move(t));
+      std::vector<choices::ChoicePtr> timed = bt.candidates;
+      timed.insert(timed.end(), bt.top_only.begin(), bt.top_only.end());
+      Tuned t = benchmark(bt.problem, o, timed, BenchmarkRun{.keep_winner = bt.bucket.exact()});
+      if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, bucket_winner_of(bt, std::move(t)));
       count(g_counters.tuned);
       if (runtime::log_enabled("autotune")) {
         if (!bt.bucket.exact())
           fmt::print(stderr, "AUTOTUNE bucket M {}: tuned on M = {} for the call's M = {} ({} of {} candidates run "
                      "every M of the bucket)\n", m_key(bt.bucket), bt.problem.m, p.m, bt.candidates.size(),
                      usable.size());
-        print_autotune(bt.problem, t, bt.candidates.size());
+        print_autotune(bt.problem, t, bt.candidates.size() + bt.top_only.size());
       }
       const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
       with_database(

@@ -54,6 +54,9 @@ struct BucketTuning {
   MBucket bucket;
   GemmProblem problem;
   std::vector<choices::ChoicePtr> candidates;
+  // Timed on the representative too, for that M alone (top_m_choice): cuBLASLt's picks past its first, which name
+  // other algorithms at the bucket's other Ms.
+  std::vector<choices::ChoicePtr> top_only;
 };
 BucketTuning bucket_tuning(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 
