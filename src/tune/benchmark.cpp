@@ -474,7 +474,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   for (const Timing& t : result.timings)
     for (const Measured& m : measured)
       if (m.choice->name() == t.choice) {
-        entries.push_back({t.ms, m.choice->tie_policy() == choices::TiePolicy::library_rank, m.choice->library_rank()});
+        entries.push_back(entry_of(*m.choice, t.ms));
         in_order.push_back(m.choice);
       }
   result.margin = tie_margin(p);

@@ -80,6 +80,10 @@ struct Entry {  // what pick_winner needs of one timed choice
   bool library_ranked = false;  // Choice::tie_policy() is TiePolicy::library_rank (cuBLASLt)
   int library_rank = -1;        // Choice::library_rank()
 };
+// What pick_winner needs of choice `c` timed at `ms`.
+inline Entry entry_of(const choices::Choice& c, double ms) {
+  return Entry{ms, c.tie_policy() == choices::TiePolicy::library_rank, c.library_rank()};
+}
 // The index of the winner among `entries` (fastest first).
 std::size_t pick_winner(const std::vector<Entry>& entries, double margin);
 

@@ -394,20 +394,16 @@ choices::ChoicePtr runnable(const std::vector<Candidate>& cands, const std::stri
   return nullptr;
 }
 
-// What pick_winner needs of the choice named `name` among `cands`; ms = +inf where it cannot run the call.
-Entry entry_of(const std::vector<Candidate>& cands, const std::string& name, double ms) {
-  const choices::ChoicePtr c = runnable(cands, name);
-  if (!c) return Entry{INFINITY, false, -1};
-  return Entry{ms, c->tie_policy() == choices::TiePolicy::library_rank, c->library_rank()};
-}
-
 // A bucket's record as the choices this call runs: the bucket's winner, and (top_m_choice) another for its largest M.
 BucketWinners bucket_winners(const GemmProblem& p, const MBucket& bucket, const std::vector<Candidate>& cands,
                              const TuningRecord& rec) {
   BucketWinners w{runnable(cands, rec.winner), nullptr};
   if (!w.pick || bucket.exact()) return w;
   std::vector<Entry> entries;
-  for (const Timing& t : rec.timings) entries.push_back(entry_of(cands, t.choice, t.ms));
+  for (const Timing& t : rec.timings) {  // ms = +inf where the choice cannot run the call
+    const choices::ChoicePtr c = runnable(cands, t.choice);
+    entries.push_back(c ? entry_of(*c, t.ms) : Entry{INFINITY, false, -1});
+  }
   const std::string top = top_m_choice(rec.timings, entries, rec.winner, tie_margin(with_m(p, bucket.hi)));
   if (top != rec.winner) w.top = runnable(cands, top);
   return w;
@@ -542,7 +538,7 @@ Tuned bucket_winner_of(const BucketTuning& bt, Tuned t) {
   for (const Timing& tm : t.timings)
     for (const auto& c : bt.candidates)
       if (c->name() == tm.choice) {
-        entries.push_back(Entry{tm.ms, c->tie_policy() == choices::TiePolicy::library_rank, c->library_rank()});
+        entries.push_back(entry_of(*c, tm.ms));
         in_order.push_back(c);
       }
   if (in_order.empty() || !std::isfinite(entries.front().ms)) return t;  // benchmark threw unless one passed
