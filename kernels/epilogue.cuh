@@ -50,6 +50,9 @@ struct EpilogueParams {
   float* sk_partials;
   unsigned* sk_counters;
   int sk_seg_stride;
+  // Persistent TMA: operands read exactly once (one block of the other operand's extent), whose loads carry an L2
+  // evict_first policy: bit 0 A, bit 1 B (persistent_tma.cpp, l2_stream_bits). 0 for the other kernels.
+  int l2_stream;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

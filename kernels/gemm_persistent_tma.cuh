@@ -62,6 +62,7 @@
 #include "operand.cuh"
 #include "pipeline.cuh"
 #include "ptx/sync.cuh"
+#include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "scheduler.cuh"
 #include "tma_desc.cuh"
@@ -229,14 +230,24 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
   const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
   const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
-  // One TMA load into `dst`, multicast when the part is shared.
+  // An operand read exactly once (ep.l2_stream: bit 0 A, bit 1 B) is loaded with an L2 evict_first policy, so that
+  // its lines leave L2 before the other operand's (re-read by every tile) and before other kernels' data.
+  const bool stream_a = (ep.l2_stream & 1) != 0, stream_b = (ep.l2_stream & 2) != 0;
+  const uint64_t stream_policy = ptx::l2_policy_evict_first();
+  // One TMA load into `dst`, multicast when the part is shared, with the streaming policy when `stream`.
   auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
-                  int batch_idx, uint64_t* bar, cuda::std::uint16_t mask) {
+                  int batch_idx, uint64_t* bar, cuda::std::uint16_t mask, bool stream) {
     const cuda::std::int32_t c[3] = {c0, c1, batch_idx};
-    if (shared)
+    if (stream) {
+      if (shared)
+        ptx::tma_load_3d_hint_multicast(dst, map, c0, c1, batch_idx, bar, mask, stream_policy);
+      else
+        ptx::tma_load_3d_hint(dst, map, c0, c1, batch_idx, bar, stream_policy);
+    } else if (shared) {
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
-    else
+    } else {
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
+    }
   };
   // Fills `stage` with K block kb of tile tc (the caller has seen the stage empty).
   auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) {
@@ -251,13 +262,13 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
       for (int sl = 0; sl < kSlabs; ++sl)
         load(CN > 1, &tma_a, a_dst + Op::kmajor_slab(BM, sl) + rn * kRows * 128, k0 + kRowElems * sl,
-             tc.m0 + rn * kRows, tc.ab, &ring.full[stage], mask_a);
+             tc.m0 + rn * kRows, tc.ab, &ring.full[stage], mask_a, stream_a);
     } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
       constexpr int kKRows = BK / CN;
 #pragma unroll
       for (int i = 0; i < BM / kRowElems; ++i)
         load(CN > 1, &tma_a, a_dst + Op::mnmajor_chunk(BK, i) + rn * kKRows * 128, tc.m0 + kRowElems * i,
-             k0 + rn * kKRows, tc.ab, &ring.full[stage], mask_a);
+             k0 + rn * kKRows, tc.ab, &ring.full[stage], mask_a, stream_a);
     }
     if (first) mark(kTrProdA, clock64());
     // A B part per CTA of the cluster column, multicast; a grouped pair whose CTA tiles need different B (share_b
@@ -271,7 +282,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
         for (int sl = 0; sl < kSlabs; ++sl)
           load(CM > 1 && !own_b, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + part * kRows * 128, k0 + kRowElems * sl,
-               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b);
+               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b, stream_b);
       }
     } else {  // 64-column chunks of B split between the CTAs of a cluster column
       constexpr int kChunks = kBChunks / CM;
@@ -282,7 +293,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         for (int jj = 0; jj < kChunks; ++jj) {
           const int j = part * kChunks + jj;
           load(CM > 1 && !own_b, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
-               &ring.full[stage], mask_b);
+               &ring.full[stage], mask_b, stream_b);
         }
       }
     }

@@ -25,4 +25,20 @@ __device__ inline void tma_load_3d_hint(void* dst, const void* map, cuda::std::i
       : "memory");
 }
 
+// The same load multicast to the cluster CTAs of `mask` (each receives the box at the same offset and completes on
+// its own barrier at `bar`'s offset).
+// NOTE: operand order per the PTX ISA: [dst], [map, coords], [mbar], ctaMask, cache-policy.
+__device__ inline void tma_load_3d_hint_multicast(void* dst, const void* map, cuda::std::int32_t c0,
+                                                  cuda::std::int32_t c1, cuda::std::int32_t c2,
+                                                  cuda::std::uint64_t* bar, cuda::std::uint16_t mask,
+                                                  cuda::std::uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6, %7;\n" ::"r"(
+          static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(reinterpret_cast<cuda::std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar))), "h"(mask), "l"(policy)
+      : "memory");
+}
+
 }  // namespace tmagemm::ptx

@@ -91,6 +91,7 @@ struct EpilogueParamsHost {
   float* sk_partials;      // stream-K configs: partial sums and arrival counters in the workspace (persistent_tma.cpp)
   unsigned* sk_counters;
   int sk_seg_stride;
+  int l2_stream;  // persistent TMA: bit 0 A, bit 1 B read once, loaded with an L2 evict_first policy
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {

@@ -421,6 +421,16 @@ std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig
   return bytes;
 }
 
+int l2_stream_bits(const GemmProblem& p, const TmaConfig& c) {
+  // grouped_mm: how many tiles read a group's B depends on the routing, which the host does not see.
+  if (p.op == Op::grouped_mm || !runtime::l2_stream_hints()) return 0;
+  // One block of cluster tiles across N: each A block is loaded once (and not again for another batch unless A
+  // broadcasts); likewise B with one block across M.
+  const bool a_once = p.n <= int64_t{c.bn} * c.cluster_n && (p.batch == 1 || p.a.batch_stride != 0);
+  const bool b_once = p.m <= int64_t{c.bm} * c.cluster_m && (p.batch == 1 || p.b.batch_stride != 0);
+  return (a_once ? 1 : 0) | (b_once ? 2 : 0);
+}
+
 void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_t stream, int sm_carveout,
                            void* workspace) {
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
@@ -434,20 +444,27 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   const std::size_t elem = static_cast<std::size_t>(c.in_bytes);
   const uint32_t row_elems = static_cast<uint32_t>(128 / elem);  // one 128-byte swizzled row
   CUtensorMap map_a, map_b;
-  const auto promotion = [](const Operand& o) { return runtime::l2_promotion(row_alignment_bytes(o)); };
+  // An operand read once is also loaded without L2 promotion: measured on the H200 (docs/perf-notes.md, nineteenth
+  // session), 16x128x8192x8192 bmm streamed B at 3.9 TB/s with 256-byte promotion and 4.1 without (as the skinny
+  // kernel's B: runtime::l2_promotion).
+  const int stream_bits = l2_stream_bits(p, c);
+  const auto promotion = [&](const Operand& o, int bit) {
+    return runtime::l2_promotion(row_alignment_bytes(o), (stream_bits & bit) != 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                                                                  : CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  };
   // With a cluster along N each CTA loads its share of A: of the rows (K-major) or of the K rows (M-major).
   if (p.a.major() == Major::row)  // K-major: rows of K
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.k, p.m, p.batch, p.a.row_stride, p.a.batch_stride,
-                       row_elems, c.bm / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
+                       row_elems, c.bm / c.cluster_n, promotion(p.a, 1), "cuTensorMapEncodeTiled(a)");
   else  // M-major: stored K x M
     map_a = runtime::encode_sw128_3d(p.a.data, type, elem, p.m, p.k, p.batch, p.a.col_stride, p.a.batch_stride, 64,
-                       c.bk / c.cluster_n, promotion(p.a), "cuTensorMapEncodeTiled(a)");
+                       c.bk / c.cluster_n, promotion(p.a, 1), "cuTensorMapEncodeTiled(a)");
   if (p.b.major() == Major::col)  // K-major: stored N x K; each cluster CTA loads its share of the rows
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.k, p.n, p.batch, p.b.col_stride, p.b.batch_stride,
-                       row_elems, c.bn / c.cluster_m, promotion(p.b), "cuTensorMapEncodeTiled(b)");
+                       row_elems, c.bn / c.cluster_m, promotion(p.b, 2), "cuTensorMapEncodeTiled(b)");
   else  // N-major: K x N
     map_b = runtime::encode_sw128_3d(p.b.data, type, elem, p.n, p.k, p.batch, p.b.row_stride, p.b.batch_stride, 64, c.bk,
-                       promotion(p.b), "cuTensorMapEncodeTiled(b)");
+                       promotion(p.b, 2), "cuTensorMapEncodeTiled(b)");
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));
@@ -459,6 +476,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 
   EpilogueParamsHost ep = epilogue_params(p);
   ep.group_ends = p.group_ends;
+  ep.l2_stream = stream_bits;
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster

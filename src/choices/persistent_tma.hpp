@@ -63,6 +63,11 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& problem, con
 // The kernel instantiation for (problem's dtypes and layouts, config). Depends on no extent.
 jit::KernelSpec persistent_tma_spec(const GemmProblem& problem, const TmaConfig& config);
 
+// The operands a launch reads exactly once, loaded with an L2 evict_first policy (EpilogueParams::l2_stream: bit 0 A,
+// bit 1 B): A where the cluster tile spans N, B where it spans M, unless the operand broadcasts over the batch.
+// grouped_mm never (its tiles per group are routed on the device).
+int l2_stream_bits(const GemmProblem& problem, const TmaConfig& config);
+
 // Encodes the TMA descriptors and launches on `stream`. The problem must have passed can_implement.
 // `workspace`: persistent_tma_workspace_bytes(problem, config) bytes of device memory (stream-K configs; may be null
 // otherwise).

@@ -113,4 +113,12 @@ CUtensorMapL2promotion l2_promotion(int row_alignment, CUtensorMapL2promotion al
   return row_alignment < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : aligned;
 }
 
+bool l2_stream_hints() {
+  static const bool on = [] {
+    const char* v = std::getenv("TMAGEMM_TMA_L2_STREAM");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 }  // namespace tmagemm::runtime

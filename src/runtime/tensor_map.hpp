@@ -84,4 +84,9 @@ CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::siz
 CUtensorMapL2promotion l2_promotion(int row_alignment,
                                     CUtensorMapL2promotion aligned = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
+// Whether kernels may load an operand they read exactly once with an L2 evict_first policy (persistent TMA's
+// EpilogueParams::l2_stream; the skinny kernel always does for B). TMAGEMM_TMA_L2_STREAM=0 turns it off for
+// experiments.
+bool l2_stream_hints();
+
 }  // namespace tmagemm::runtime

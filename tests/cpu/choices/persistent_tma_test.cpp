@@ -47,6 +47,33 @@ TEST(PersistentTmaHost, WaveModelPrefersTheTileThatFillsTheLastWave) {
   EXPECT_NE(persistent_tma_pick(q, hopper(), 0)->name(), c224.name());
 }
 
+TEST(PersistentTmaHost, OperandsReadOnceAreStreamed) {
+  const auto& c256 = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
+  const auto& c2x1 = config("persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore");
+  // One block of rows: B is read once (bit 1); one block of columns: A (bit 0); both, or neither.
+  EXPECT_EQ(l2_stream_bits(problem(128, 8192, 8192, false), c256), 2);
+  EXPECT_EQ(l2_stream_bits(problem(129, 8192, 8192, false), c256), 0);
+  EXPECT_EQ(l2_stream_bits(problem(129, 8192, 8192, false), c2x1), 2);  // a 2x1 cluster tile spans 256 rows
+  EXPECT_EQ(l2_stream_bits(problem(2048, 256, 2048, true), c256), 1);
+  EXPECT_EQ(l2_stream_bits(problem(2048, 257, 2048, true), c256), 0);
+  EXPECT_EQ(l2_stream_bits(problem(64, 200, 4096, false), c256), 3);
+  EXPECT_EQ(l2_stream_bits(problem(4096, 4096, 4096, false), c256), 0);
+  // bmm: an operand broadcast over the batch (batch stride 0) is read again by every batch.
+  GemmProblem b = problem(128, 8192, 8192, false);
+  b.op = Op::bmm;
+  b.batch = 16;
+  b.a.batch_stride = 128 * 8192;
+  b.b.batch_stride = int64_t{8192} * 8192;
+  b.out.batch_stride = 128 * 8192;
+  EXPECT_EQ(l2_stream_bits(b, c256), 2);
+  b.b.batch_stride = 0;
+  EXPECT_EQ(l2_stream_bits(b, c256), 0);
+  // grouped_mm: a group's B is read by as many tiles as its routed rows make (not known on the host).
+  GemmProblem g = problem(128, 8192, 8192, false);
+  g.op = Op::grouped_mm;
+  EXPECT_EQ(l2_stream_bits(g, c256), 0);
+}
+
 TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) {
   for (const auto& c : persistent_tma_configs())
     EXPECT_LE(c.smem_bytes(), std::size_t{232448}) << c.name();
