@@ -230,9 +230,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
   const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
   const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
-  // An operand read exactly once (ep.l2_stream: bit 0 A, bit 1 B; grouped_mm: a group's B where the group has one
-  // block of rows, TileCoord::b_once) is loaded with an L2 evict_first policy, so that its lines leave L2 before the
-  // other operand's (re-read by every tile) and before other kernels' data.
+  // An operand read exactly once (ep.l2_stream: bit 0 A, bit 1 B) is loaded with an L2 evict_first policy, so that
+  // its lines leave L2 before the other operand's (re-read by every tile) and before other kernels' data.
   const bool stream_a = (ep.l2_stream & 1) != 0, stream_b = (ep.l2_stream & 2) != 0;
   const uint64_t stream_policy = ptx::l2_policy_evict_first();
   // One TMA load into `dst`, multicast when the part is shared, with the streaming policy when `stream`.
@@ -283,7 +282,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 #pragma unroll
         for (int sl = 0; sl < kSlabs; ++sl)
           load(CM > 1 && !own_b, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + part * kRows * 128, k0 + kRowElems * sl,
-               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b, stream_b || tc.b_once);
+               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b, stream_b);
       }
     } else {  // 64-column chunks of B split between the CTAs of a cluster column
       constexpr int kChunks = kBChunks / CM;
@@ -294,7 +293,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         for (int jj = 0; jj < kChunks; ++jj) {
           const int j = part * kChunks + jj;
           load(CM > 1 && !own_b, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
-               &ring.full[stage], mask_b, stream_b || tc.b_once);
+               &ring.full[stage], mask_b, stream_b);
         }
       }
     }

@@ -31,9 +31,6 @@ struct TileCoord {
   // Clusters along M: the cluster's CTAs load this tile's B together (each a part, multicast to all). False where a
   // grouped pair's two CTA tiles need different B (GroupedTileScheduler::pair_tile): each CTA then loads all of it.
   bool share_b = true;
-  // grouped_mm: the tile's group has a single block of rows, so this tile (or pair) is the only reader of its B
-  // block: loaded with an L2 evict_first policy like an operand read once (EpilogueParams::l2_stream).
-  bool b_once = false;
 };
 
 // Within one matrix of m_blocks x n_blocks tiles: tile r of a raster of group_m consecutive M blocks.
@@ -240,7 +237,6 @@ struct GroupedTileScheduler {
     if (mine_added) {
       mine.batch = peer.batch;
       mine.n0 = peer.n0;
-      mine.b_once = peer.b_once;
     }
     mine.share_b = mine_added || peer_added || (mine.batch == peer.batch && mine.n0 == peer.n0);
     return mine;
@@ -263,9 +259,7 @@ struct GroupedTileScheduler {
     const int r = t - gs->prefix[g];
     if (r >= m_blocks * n_blocks) return TileCoord{g, start, 0, 0, start};  // an odd group's added CTA tile (pairs)
     raster_tile(r, m_blocks, n_blocks, group_m, mb, nb);
-    TileCoord tc{g, start + mb * bm, nb * bn, 0, end};
-    tc.b_once = m_blocks == 1;
-    return tc;
+    return TileCoord{g, start + mb * bm, nb * bn, 0, end};
   }
 };
 

@@ -422,13 +422,12 @@ std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig
 }
 
 int l2_stream_bits(const GemmProblem& p, const TmaConfig& c) {
-  if (!runtime::l2_stream_hints()) return 0;
+  // grouped_mm: how many tiles read a group's B depends on the routing, which the host does not see.
+  if (p.op == Op::grouped_mm || !runtime::l2_stream_hints()) return 0;
   // One block of cluster tiles across N: each A block is loaded once (and not again for another batch unless A
-  // broadcasts); likewise B with one block across M. grouped_mm: A (all the groups' rows) by the same rule; how many
-  // tiles read a group's B depends on its routed rows, so the kernel decides that per group (TileCoord::b_once).
-  const bool grouped = p.op == Op::grouped_mm;
-  const bool a_once = p.n <= int64_t{c.bn} * c.cluster_n && (grouped || p.batch == 1 || p.a.batch_stride != 0);
-  const bool b_once = !grouped && p.m <= int64_t{c.bm} * c.cluster_m && (p.batch == 1 || p.b.batch_stride != 0);
+  // broadcasts); likewise B with one block across M.
+  const bool a_once = p.n <= int64_t{c.bn} * c.cluster_n && (p.batch == 1 || p.a.batch_stride != 0);
+  const bool b_once = p.m <= int64_t{c.bm} * c.cluster_m && (p.batch == 1 || p.b.batch_stride != 0);
   return (a_once ? 1 : 0) | (b_once ? 2 : 0);
 }
 

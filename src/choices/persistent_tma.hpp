@@ -65,7 +65,7 @@ jit::KernelSpec persistent_tma_spec(const GemmProblem& problem, const TmaConfig&
 
 // The operands a launch reads exactly once, loaded with an L2 evict_first policy (EpilogueParams::l2_stream: bit 0 A,
 // bit 1 B): A where the cluster tile spans N, B where it spans M, unless the operand broadcasts over the batch.
-// grouped_mm: A by the same rule, B never (the kernel marks a group's B read once per tile, TileCoord::b_once).
+// grouped_mm never (its tiles per group are routed on the device).
 int l2_stream_bits(const GemmProblem& problem, const TmaConfig& config);
 
 // Encodes the TMA descriptors and launches on `stream`. The problem must have passed can_implement.
