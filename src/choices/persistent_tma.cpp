@@ -423,7 +423,7 @@ std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig
 
 int l2_stream_bits(const GemmProblem& p, const TmaConfig& c) {
   // grouped_mm: how many tiles read a group's B depends on the routing, which the host does not see.
-  if (p.op == Op::grouped_mm || !runtime::l2_stream_hints()) return 0;
+  if (p.op == Op::grouped_mm || runtime::l2_stream_mode() == 0) return 0;
   // One block of cluster tiles across N: each A block is loaded once (and not again for another batch unless A
   // broadcasts); likewise B with one block across M.
   const bool a_once = p.n <= int64_t{c.bn} * c.cluster_n && (p.batch == 1 || p.a.batch_stride != 0);
@@ -476,7 +476,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 
   EpilogueParamsHost ep = epilogue_params(p);
   ep.group_ends = p.group_ends;
-  ep.l2_stream = stream_bits;
+  ep.l2_stream = runtime::l2_stream_mode() == 2 ? stream_bits : 0;
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster

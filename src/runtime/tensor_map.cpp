@@ -113,12 +113,13 @@ CUtensorMapL2promotion l2_promotion(int row_alignment, CUtensorMapL2promotion al
   return row_alignment < 32 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : aligned;
 }
 
-bool l2_stream_hints() {
-  static const bool on = [] {
+int l2_stream_mode() {
+  static const int mode = [] {
     const char* v = std::getenv("TMAGEMM_TMA_L2_STREAM");
-    return !(v && std::string(v) == "0");
+    const std::string s = v ? v : "";
+    return s == "0" ? 0 : s == "nohint" ? 1 : 2;
   }();
-  return on;
+  return mode;
 }
 
 }  // namespace tmagemm::runtime

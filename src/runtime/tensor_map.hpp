@@ -84,9 +84,9 @@ CUtensorMap encode_sw128_3d(const void* base, CUtensorMapDataType type, std::siz
 CUtensorMapL2promotion l2_promotion(int row_alignment,
                                     CUtensorMapL2promotion aligned = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
-// Whether kernels may load an operand they read exactly once with an L2 evict_first policy (persistent TMA's
-// EpilogueParams::l2_stream; the skinny kernel always does for B). TMAGEMM_TMA_L2_STREAM=0 turns it off for
-// experiments.
-bool l2_stream_hints();
+// How persistent TMA treats an operand it reads exactly once (EpilogueParams::l2_stream; the skinny kernel always
+// streams B): 2 = no L2 promotion and an L2 evict_first policy (the default), 1 = no promotion only, 0 = as any
+// operand. TMAGEMM_TMA_L2_STREAM (0, nohint) picks the others for experiments.
+int l2_stream_mode();
 
 }  // namespace tmagemm::runtime
