@@ -8,7 +8,7 @@ out=$OUT
 source scripts/device-lib.sh
 use_carry
 gpu_tests "${TEST_FILTER:-PersistentTma.*:Bmm.*:StreamK.*:GroupedMm.*:Skinny.*:Tune*:Dispatch*}" 220
-memcheck_tests "${MEMCHECK_FILTER:-Bmm.EveryBackendEveryLayout:PersistentTma.AllLayoutsRaggedSizes:Skinny.*Batch*}" 120
+memcheck_tests "${MEMCHECK_FILTER:-Bmm.EveryBackendEveryLayout:PersistentTma.AllLayoutsRaggedSizes:Skinny.*Batch*}" 90
 for round in 1 2; do
   for v in hint nohint; do
     d="$out/ab-$v-$round"; mkdir -p "$d"; fresh_db /tmp/kc/kernels
