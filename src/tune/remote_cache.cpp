@@ -124,12 +124,15 @@ std::optional<TuningRecord> remote_winner(const std::string& database_key, const
 }
 
 bool publish_winner(const GemmProblem& problem, const std::string& database_key, const TuningRecord& record,
-                    const choices::Choice& winner, const runtime::DeviceInfo& device) {
+                    const choices::Choice& winner, const runtime::DeviceInfo& device, const choices::Choice* top) {
   if (!runtime::remote::settings().enabled()) return false;
   if (!runtime::remote::publish(remote_winner_key(database_key), winner_value(database_key, record, device)))
     return false;
-  if (runtime::remote::signing())
+  if (runtime::remote::signing()) {
     for (const jit::KernelSpec& spec : winner.kernel_specs(problem)) jit::publish_cubin(spec, device.arch());
+    if (top != nullptr && top->name() != winner.name())
+      for (const jit::KernelSpec& spec : top->kernel_specs(problem)) jit::publish_cubin(spec, device.arch());
+  }
   return true;
 }
 

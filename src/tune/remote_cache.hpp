@@ -28,10 +28,13 @@ std::string remote_winner_key(const std::string& database_key);
 // Throws only Error(invalid_argument) for malformed TMAGEMM_REMOTE_CACHE* variables.
 std::optional<TuningRecord> remote_winner(const std::string& database_key, const runtime::DeviceInfo& device);
 
-// Publishes a new winner: its record, then (with a key) the cubins of the winner's kernels for `problem`. Never
-// throws for the server's sake; false when the record was not stored.
+// Publishes a new winner: its record, then (with a key) the cubins of the winner's kernels for `problem`, and of
+// `top`'s where given: the choice the bucket's largest M runs instead of the winner (tune::top_m_choice), which a
+// reader derives from the record's timings and would otherwise compile. Never throws for the server's sake; false
+// when the record was not stored.
 bool publish_winner(const GemmProblem& problem, const std::string& database_key, const TuningRecord& record,
-                    const choices::Choice& winner, const runtime::DeviceInfo& device);
+                    const choices::Choice& winner, const runtime::DeviceInfo& device,
+                    const choices::Choice* top = nullptr);
 
 // The JSON value of a winner as it is stored (without the envelope), and its checked reading: the record when
 // `value` is a winner entry for `database_key` made on `device` with this library version, else nothing with the

@@ -679,9 +679,10 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
             return true;
           },
           false);
-      publish_winner(bt.problem, key, record, *t.winner, dev);  // the fleet's cache, with the winner's cubins (signed)
       winners = bucket_winners(p, bucket, cands, record);  // the call's own enumeration of the winners
       if (!winners.pick) winners.pick = t.winner;
+      // The fleet's cache, with the cubins (signed) of the winner and of the largest M's own choice.
+      publish_winner(bt.problem, key, record, *t.winner, dev, winners.top.get());
       chosen = at_top && winners.top ? winners.top : winners.pick;
       if (winners.top && runtime::log_enabled("autotune"))
         fmt::print(stderr, "AUTOTUNE bucket M {}: M = {} itself runs {}, its own timings' winner (the bucket's "

@@ -361,6 +361,34 @@ TEST_F(RemoteCache, TwoProcessesShareWinnerAndCubin) {
   EXPECT_EQ(remote_test::read_file(b / "kernels" / file), first);
 }
 
+// A bucket's largest M may run another choice than the bucket's winner (tune::top_m_choice, derived from the
+// record's timings by every reader): its cubins are published with the winner's, so that no reader compiles it.
+TEST_F(RemoteCache, TheLargestMsOwnChoiceIsPublishedWithItsCubins) {
+  const GemmProblem p = test_support::fake_mm_problem(512, 768, 256);
+  const runtime::DeviceInfo dev = test_support::fake_h200();
+  const Options o = cached_only();
+  std::vector<choices::ChoicePtr> tma;
+  for (const auto& c : tune::enumerate(p, o, dev))
+    if (c.reason.empty() && std::string(c.choice->backend()) == "persistent_tma") tma.push_back(c.choice);
+  ASSERT_GE(tma.size(), 2u);
+  const choices::ChoicePtr winner = tma[0], top = tma[1];
+  ASSERT_EQ(winner->kernel_specs(p).size(), 1u);
+  ASSERT_EQ(top->kernel_specs(p).size(), 1u);
+  set_key(kKey);
+  const std::string key = tune::database_key(p, o, dev);
+  const tune::TuningRecord record{winner->name(), {{winner->name(), 0.02}, {top->name(), 0.03}}, "now"};
+  const auto before = remote::stats();
+  ASSERT_TRUE(tune::publish_winner(p, key, record, *winner, dev, top.get()));
+  EXPECT_EQ(remote::stats().published, before.published + 3) << "the record and one cubin each";
+  for (const auto& c : {winner, top})
+    EXPECT_TRUE(remote::detail::raw_get(jit::remote_cubin_key(jit::cache_key(c->kernel_specs(p)[0], kArch))))
+        << c->name();
+  // The same choice as winner and top publishes its cubin once.
+  const auto again = remote::stats();
+  ASSERT_TRUE(tune::publish_winner(p, key, record, *winner, dev, winner.get()));
+  EXPECT_EQ(remote::stats().published, again.published + 2);
+}
+
 TEST_F(RemoteCache, WithoutAKeyOnlyWinnersAreShared) {
   const GemmProblem p = test_support::fake_mm_problem(384, 640, 512);
   const runtime::DeviceInfo dev = test_support::fake_h200();
