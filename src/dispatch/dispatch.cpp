@@ -115,6 +115,7 @@ class Workspace {
     std::lock_guard<std::mutex> lock(mutex);
     auto& entry = buffers[{device, stream}];
     if (entry.second < bytes) {
+      const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
       if (entry.first) runtime::check_cuda(cudaFree(entry.first), "cudaFree(workspace)");
       entry = {nullptr, 0};
       runtime::check_cuda(cudaMalloc(&entry.first, bytes), "cudaMalloc(workspace)");

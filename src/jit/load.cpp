@@ -53,6 +53,7 @@ void raise_smem_limit(ModuleEntry& entry, std::size_t dynamic_smem_bytes) {
 
 // The registry's unload: on the module's device (errors are ignored: the module is gone from the registry either way).
 void unload_module(CUmodule module, int device) {
+  const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
   int previous = -1;
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
   if (cudaSetDevice(device) == cudaSuccess) (void)runtime::driver().module_unload(module);
@@ -71,6 +72,7 @@ LoadedFunction acquire(const KernelSpec& spec, int device, std::size_t dynamic_s
   const std::string arch = runtime::device_info(device).arch();  // throws Error(cuda_error) for a bad device
   LoadedFunction f = module_registry().acquire(cache_key(spec, arch), device, [&] {
     DeviceScope scope(device);
+    const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
     const Cubin cubin = compile(spec, arch);
     const runtime::DriverApi& api = runtime::driver();
     CUmodule module = nullptr;

@@ -188,6 +188,9 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
                 BenchmarkRun run) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  // Allocations, module loads and unloads, synchronisations: none may break another thread's graph capture
+  // (cuda_check.hpp). Declared first, so that it outlives every scope below.
+  const runtime::ThreadLocalCaptureMode capture_mode;
   Tuned result;
   // Once the tuning is over (errors included) and its candidates' modules are unpinned (`modules` goes first), the
   // modules nobody won with are idle: the registry unloads those beyond its cap, after the stream has finished what

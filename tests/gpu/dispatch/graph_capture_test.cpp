@@ -1,9 +1,11 @@
 // graph_capture_test.cpp (GPU) — a tmagemm call captured in a CUDA graph and replayed with new input values, once
 // per backend: for a problem tuned before the capture, and for one never seen (the call then runs the heuristic
-// choice without tuning and says so once in the autotune log; the first call outside a capture tunes it).
+// choice without tuning and says so once in the autotune log; the first call outside a capture tunes it). And a
+// tuning on one thread while another thread captures in global mode: the capture must survive it.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "gpu/gpu_util.hpp"
 #include "runtime/log.hpp"
@@ -110,6 +112,66 @@ TEST_P(GraphCapture, UntunedProblemRunsTheHeuristicChoiceAndTunesLater) {
   int timed = 0;
   for (const auto& ch : e.choices) timed += ch.tuned_ms.has_value();
   EXPECT_GE(timed, 1) << e.to_string();
+}
+
+// The tuner allocates scratch, loads and unloads modules and synchronises. CUDA forbids those calls in global
+// capture mode while any thread captures in global mode, and a forbidden call invalidates that capture: the tuner
+// makes them in thread-local mode (runtime::ThreadLocalCaptureMode), so another thread's capture survives.
+TEST(GraphCaptureThreads, TuningOnAnotherThreadLeavesAGlobalCaptureIntact) {
+  TMAGEMM_REQUIRE_GPU();
+  FreshTuningDb db;
+  tune::forget_in_memory();
+  std::mt19937 rng{777};
+  // Everything the tuning thread touches is made before the capture begins (uploads are synchronous copies).
+  Matrix a = make_matrix(DType::bf16, 328, 200, false, 8, rng, true);
+  Matrix b = make_matrix(DType::bf16, 200, 264, true, 8, rng, true);
+  Matrix out = make_matrix(DType::bf16, 328, 264, false, 8, rng, false);
+  Matrix captured = make_matrix(DType::bf16, 64, 64, false, 8, rng, false);
+  cudaStream_t capturing = nullptr, tuning = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&capturing, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda_ok(cudaStreamCreateWithFlags(&tuning, cudaStreamNonBlocking), "cudaStreamCreate");
+  Options o;
+  o.tuning = Tuning::benchmark;
+  o.stream = tuning;
+
+  cuda_ok(cudaStreamBeginCapture(capturing, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  cuda_ok(cudaMemsetAsync(captured.dev->ptr, 0x3c, captured.host.size(), capturing), "captured memset");
+  std::string error;
+  std::thread tuner([&] {
+    try {
+      mm(a.view(), b.view(), out.view(), o);  // a new problem: tuned here, on this thread
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  tuner.join();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(capturing, &graph);
+  EXPECT_EQ(ended, cudaSuccess) << cudaGetErrorName(ended) << ": the other thread's tuning broke the capture";
+  EXPECT_EQ(error, "");
+  if (ended == cudaSuccess) {
+    cudaGraphExec_t exec = nullptr;
+    cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    cuda_ok(cudaGraphLaunch(exec, capturing), "cudaGraphLaunch");
+    cuda_ok(cudaStreamSynchronize(capturing), "replay");
+    std::vector<uint8_t> got(captured.host.size());
+    cuda_ok(cudaMemcpy(got.data(), captured.dev->ptr, got.size(), cudaMemcpyDeviceToHost), "download");
+    EXPECT_EQ(std::count(got.begin(), got.end(), uint8_t{0x3c}), static_cast<std::ptrdiff_t>(got.size()));
+    cudaGraphExecDestroy(exec);
+  }
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();
+  cuda_ok(cudaStreamSynchronize(tuning), "tuned call");
+  const Check chk = compare(out, reference_gemm(a, b, a.rows, b.cols, a.cols));
+  EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+  EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+  const Explanation e = explain_mm(a.view(), b.view(), out.view(), o);
+  int timed = 0;
+  for (const auto& ch : e.choices) timed += ch.tuned_ms.has_value();
+  EXPECT_GE(timed, 2) << "the call was tuned:\n" << e.to_string();
+  cudaStreamDestroy(capturing);
+  cudaStreamDestroy(tuning);
+  tune::forget_in_memory();
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryBackend, GraphCapture,
