@@ -9,17 +9,11 @@ use_carry
 gpu_tests "${TEST_FILTER:-GraphCapture*:Tuner*:Faults*:Bmm.TunedCallIsRight}" 170
 grep -E "^\[ +(OK|FAILED) " "$out/gpu-tests.txt" | head -40
 stage traces
-tr() {  # SHAPE CHOICE
-  local f=/tmp/tr-$1-$2.csv
-  TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --reps 20 --out /tmp/tr 2>&1 \
-    | grep -E "^[0-9]+x|rror" | sed "s/^/$2: /"
-  python3 lab/persistent-trace.py "$f"
-}
 {
   for c in persistent_tma_128x256x64_s4_c2_g8_tmastore_sk persistent_tma_128x256x64_s4_c2_g8_tmastore \
-           persistent_tma_128x192x64_s4_c2_g8_tmastore; do tr 2304x2304x8192 $c; done
+           persistent_tma_128x192x64_s4_c2_g8_tmastore; do persistent_trace 2304x2304x8192 $c; done
   for c in persistent_tma_128x256x64_s4_c2_g8_tmastore_sk persistent_tma_128x192x64_s4_c2_g8_tmastore \
-           persistent_tma_128x128x64_s6_c2_g8_tmastore_sk; do tr 1536x1536x1536 $c; done
+           persistent_tma_128x128x64_s6_c2_g8_tmastore_sk; do persistent_trace 1536x1536x1536 $c; done
 } 2>&1 | tee "$out/traces.txt"
 stage forced
 bash lab/bench-forced.sh waves persistent_tma_128x256x64_s4_c2_g8_tmastore_sk \

@@ -14,15 +14,9 @@ gpu_tests "${TEST_FILTER:-StreamK*:Addmm.StreamK*:PersistentTma.*:GraphCaptureTh
 grep -E "^\[ +(OK|FAILED) " "$out/gpu-tests.txt" | head -40
 memcheck_tests "StreamK.SplitTilesEveryLayoutAndShape:StreamK.TwoRunsGiveTheSameBits" 150
 stage traces
-tr() {  # SHAPE CHOICE
-  local f=/tmp/tr-$1-$2.csv
-  TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --reps 20 --out /tmp/tr 2>&1 \
-    | grep -E "^[0-9]+x|rror" | sed "s/^/$2: /"
-  python3 lab/persistent-trace.py "$f"
-}
 {
   for c in persistent_tma_128x256x64_s4_c2_g8_tmastore_sk persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk; do
-    tr 2304x2304x8192 $c; tr 1536x1536x1536 $c; tr 1000x1000x1000 $c
+    persistent_trace 2304x2304x8192 $c; persistent_trace 1536x1536x1536 $c; persistent_trace 1000x1000x1000 $c
   done
 } 2>&1 | tee "$out/traces.txt"
 stage forced

@@ -93,3 +93,12 @@ skinny_traces() {
     echo "== $1 $2 (rc=$?)"; python3 lab/skinny-trace.py "$f"
   done 2>&1 | tee "$out/traces.txt"
 }
+
+# A profiling build (TMAGEMM_TRACE) of a forced persistent-TMA choice on one shape (write flush, 20 reps); the last
+# launch's per-CTA timeline summarised by lab/persistent-trace.py. Usage: persistent_trace SHAPE CHOICE
+persistent_trace() {
+  local f=/tmp/tr-$1-$2.csv
+  TMAGEMM_TRACE=$f TMAGEMM_CHOICE_REGEX="^$2\$" timeout 120 build/tmagemm bench --suite "$1" --reps 20 --out /tmp/tr 2>&1 \
+    | grep -E "^[0-9]+x|rror" | sed "s/^/$2: /"
+  python3 lab/persistent-trace.py "$f"
+}
