@@ -647,6 +647,10 @@ bool reduction_scheme_of(const cublasLtMatmulAlgo_t& algo, uint32_t& scheme) {
 // works.
 std::string make_plan(const GemmProblem& p, int sm_count, int32_t target, uint32_t mask, int count,
                       std::shared_ptr<Plan>& plan, std::vector<cublasLtMatmulHeuristicResult_t>& results) {
+  // NOTE: cuBLASLt may call cudaFree(nullptr) on a thread it has not seen (a context check): in global capture mode
+  // that call fails and invalidates another thread's global-mode capture (lab/probes/capture_culprit.cpp caught it on
+  // the H200). Its calls run in thread-local mode, which still forbids them inside this thread's own capture.
+  const runtime::ThreadLocalCaptureMode capture_mode;
   DeviceGuard guard;
   if (cudaError_t e = guard.set(p.device); e != cudaSuccess) {
     cudaGetLastError();
@@ -798,6 +802,7 @@ class CublasLtChoice final : public Choice {
     if (v.workspace > 0 && workspace == nullptr)
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{}: needs {} bytes of workspace but none was passed", name_, v.workspace));
+    const runtime::ThreadLocalCaptureMode capture_mode;  // as in make_plan: cuBLASLt's own context checks
     DeviceGuard guard;
     runtime::check_cuda(guard.set(p.device), "cudaSetDevice");
     if (runtime::log_enabled("launch"))
