@@ -183,7 +183,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // grouped_mm in 2x1 clusters: the schedule's tiles are single CTAs' tiles, taken in pairs (scheduler.cuh pair_tile).
   constexpr bool kPairs = Cfg::kGrouped && CM == 2 && CN == 1;
   constexpr int kSchedM = kPairs ? BM : BM * CM;  // rows of a schedule tile
-  if constexpr (Cfg::kGrouped) load_group_schedule(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, kPairs);
+  // PDL: the group ends are the first global data read (everything before this is set-up of our own).
+  if constexpr (Cfg::kGrouped) {
+    ptx::grid_dependency_wait();
+    load_group_schedule(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, kPairs);
+  }
 
   if (threadIdx.x == 0) {
     ptx::prefetch_tensormap(&tma_a);
@@ -200,6 +204,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     __syncthreads();
 
   if (kTr && threadIdx.x == 0) mark(kTrInitDone, clock64());
+  // PDL: the barriers and tensor-map prefetches above overlap the previous kernel's tail; no thread reads global memory
+  // (the TMA loads, the epilogue's vectors, stream-K's workspace) before that kernel has completed.
+  if constexpr (!Cfg::kGrouped) ptx::grid_dependency_wait();
+  ptx::launch_dependents();
 
   const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
   const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid

@@ -213,6 +213,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     // NOTE: the async proxy (TMA's complete_tx) must see the initialised barriers before this thread's loads.
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
     if (cast > 1) ptx::cluster_arrive_relaxed();
+    // PDL: the set-up above overlaps the previous kernel's tail; the loads wait for it to complete.
+    ptx::grid_dependency_wait();
     for (int kb = 0; kb < pre; ++kb) {
       // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
       ring.expect(kb, kStageBytes);
@@ -224,6 +226,8 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   // NOTE: peers sharing A multicast into our smem and arrive on our barriers: publish the init cluster-wide first.
   // fence.mbarrier_init already releases it to the cluster, so the arrival need not fence (a release arrival is a
   // MEMBAR.ALL.GPU in the SASS). The producer's lane arrived above.
+  if (threadIdx.x != kSkinnyProducer) ptx::grid_dependency_wait();  // (PDL) before any global read
+  ptx::launch_dependents();
   if (cast > 1) {
     if (threadIdx.x != kSkinnyProducer) ptx::cluster_arrive_relaxed();
     ptx::cluster_wait();

@@ -23,6 +23,14 @@ __device__ inline cuda::std::uint32_t smem_u32(const void* p) {
   return static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// Programmatic dependent launch (PDL). A kernel launched with programmatic stream serialization may start while the
+// kernel before it in the stream still runs: grid_dependency_wait blocks the calling thread until that kernel has
+// completed and its memory is visible (at once without such a predecessor). NOTE: every global read of data another
+// kernel may have written must come after it. launch_dependents lets the next kernel (if launched the same way)
+// start its own prologue; that kernel still waits for this one to complete before reading what it writes.
+__device__ inline void grid_dependency_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ inline void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 // Arrives on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster (default semantics:
 // release at CTA scope, as CUTLASS's ClusterBarrier::arrive(cta_id)).
 // NOTE: measured on H200 (docs/perf-notes.md): `.release.cluster` here made ncu report 9 of 22 cycles per issue

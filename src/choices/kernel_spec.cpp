@@ -74,8 +74,18 @@ void KernelLaunch::set_grid(int64_t x, int64_t y, int64_t z) {
   cfg_.gridDimZ = static_cast<unsigned>(z);
 }
 
+void KernelLaunch::set_programmatic() {
+  if (!runtime::programmatic_launch()) return;
+  CUlaunchAttribute& a = attr_[cfg_.numAttrs];
+  a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  a.value.programmaticStreamSerializationAllowed = 1;
+  cfg_.attrs = attr_;
+  ++cfg_.numAttrs;
+}
+
 int KernelLaunch::max_active_clusters(const char* what) const {
-  const unsigned cluster = cfg_.numAttrs ? attr_[0].value.clusterDim.x : 1;
+  const unsigned cluster =
+      cfg_.numAttrs && attr_[0].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ? attr_[0].value.clusterDim.x : 1;
   using Key = std::tuple<CUfunction, unsigned, unsigned, unsigned, unsigned>;
   thread_local std::map<Key, int> known;
   thread_local uint64_t epoch = 0;

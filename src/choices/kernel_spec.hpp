@@ -100,6 +100,9 @@ class KernelLaunch {
   KernelLaunch& operator=(const KernelLaunch&) = delete;
 
   void set_grid(int64_t x, int64_t y = 1, int64_t z = 1);
+  // Programmatic stream serialization (PDL) when runtime::programmatic_launch(): for kernels that wait for the
+  // previous kernel (ptx::grid_dependency_wait) before their first global read.
+  void set_programmatic();
   // How many clusters of this launch (with the grid set now) fit on the device at once: cuOccupancyMaxActiveClusters,
   // asked once per (kernel, grid, block, shared memory, cluster) and thread; `what` names it in an error.
   int max_active_clusters(const char* what) const;
@@ -110,7 +113,7 @@ class KernelLaunch {
 
  private:
   CUfunction fn_;
-  CUlaunchAttribute attr_[1];
+  CUlaunchAttribute attr_[2];
   CUlaunchConfig cfg_{};
 };
 

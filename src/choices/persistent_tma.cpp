@@ -496,6 +496,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   }
   const int64_t workers = std::min<int64_t>(cluster_tiles, max_clusters);
   launch.set_grid(workers * cm);
+  launch.set_programmatic();  // the kernel waits for the previous one before any global read (PDL)
   if (c.stream_k) {
     // The split tiles' partial sums and counters (kernels/scheduler.cuh): the counters start at zero every launch.
     const StreamKLayout l = stream_k_layout(cluster_tiles, (p.k + c.bk - 1) / c.bk, workers);

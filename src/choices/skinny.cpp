@@ -297,6 +297,7 @@ void skinny_launch(const GemmProblem& p, const SkinnyConfig& c, int splits, int 
   // NOTE: a launch without clusters runs each CTA as a cluster of one (barrier.cluster and mapa still work).
   KernelLaunch launch(fn, stream, kThreads, smem, static_cast<unsigned>(csize));
   launch.set_grid(((p.n + c.bn - 1) / c.bn) * splits, 1, p.batch);
+  launch.set_programmatic();  // the kernel waits for the previous one before any global read (PDL)
   const CUlaunchConfig& cfg = launch.config();
   if (runtime::log_enabled("launch"))
     std::fprintf(stderr, "tmagemm launch: %s grid %u x 1 x %u block %u smem %zu cluster %d\n",

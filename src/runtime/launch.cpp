@@ -2,6 +2,8 @@
 #include "runtime/launch.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -37,6 +39,14 @@ void set_launch_observer_for_testing(std::function<void(const CUlaunchConfig&)> 
   std::lock_guard<std::mutex> lock(g_observer_mutex);
   g_observer = observer ? std::make_shared<const Observer>(std::move(observer)) : nullptr;
   g_has_observer.store(g_observer != nullptr, std::memory_order_release);
+}
+
+bool programmatic_launch() {
+  static const bool on = [] {
+    const char* v = std::getenv("TMAGEMM_PDL");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return on;
 }
 
 }  // namespace tmagemm::runtime

@@ -17,4 +17,9 @@ void launch_kernel(const CUlaunchConfig& cfg, CUfunction fn, void** params, cons
 // the observer itself must be safe to call from several threads at once.
 void set_launch_observer_for_testing(std::function<void(const CUlaunchConfig&)> observer);
 
+// Whether the persistent TMA and skinny kernels are launched with programmatic stream serialization (PDL): they may
+// then start while the kernel before them in the stream finishes, and wait for it (griddepcontrol.wait) before their
+// first global read, so the result is the same either way. On unless TMAGEMM_PDL=0 (read once, for experiments).
+bool programmatic_launch();
+
 }  // namespace tmagemm::runtime

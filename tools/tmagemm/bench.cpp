@@ -67,11 +67,13 @@ struct BenchOptions {
   int device = 0;
   bool interleave = true;
   std::string flush = "write";
+  bool back_to_back = false;  // --back-to-back: each run timed as the kernel right after the flush kernel
 };
 
 struct Row {
   std::string op, dtype, layout, epilogue, note;
   std::string flush = "write";  // how L2 was flushed before each timed run (--flush)
+  bool back_to_back = false;    // timed right after the flush, less the flush's own time (--back-to-back)
   bool m_buckets = true;        // the tuning key held M by bucket (Options::m_buckets, TMAGEMM_M_BUCKETS)
   int64_t batch = 1, m = 0, n = 0, k = 0;
   std::string status = "ok";  // ok | FAIL | error
@@ -148,6 +150,11 @@ struct Context {
   unsigned flush_counter = 0;
   bool interleave = true;  // false: all of tmagemm's timed runs, then all of cuBLASLt's
   CUfunction flush_read = nullptr;  // --flush read: a kernel that reads the flush buffer (null: memset flush)
+  // --back-to-back: the events enclose the flush and the run, and the flush's own median time (flush_ms, measured
+  // for each row) is taken off, so that a launch that may start while its predecessor finishes (programmatic
+  // dependent launch) does, as in a sequence of kernels; the default encloses the run alone.
+  bool back_to_back = false;
+  double flush_ms = 0;
 };
 
 // Fixed-seed normal values, never zero, converted to `dtype`. Inputs are filled by cycling through them.
@@ -305,14 +312,15 @@ jit::KernelSpec bias_act_spec(DType dtype, Activation act, int vec) {
 
 // One timed run of `fn` with L2 flushed before it (the flush is outside the timed region). Milliseconds.
 float timed_run(Context& ctx, const std::function<void()>& fn) {
+  if (ctx.back_to_back) cuda_check(cudaEventRecord(ctx.start, ctx.stream), "cudaEventRecord");
   flush_l2(ctx);
-  cuda_check(cudaEventRecord(ctx.start, ctx.stream), "cudaEventRecord");
-  fn();
+  if (!ctx.back_to_back) cuda_check(cudaEventRecord(ctx.start, ctx.stream), "cudaEventRecord");
+  if (fn) fn();
   cuda_check(cudaEventRecord(ctx.stop, ctx.stream), "cudaEventRecord");
   cuda_check(cudaEventSynchronize(ctx.stop), "cudaEventSynchronize");
   float ms = 0;
   cuda_check(cudaEventElapsedTime(&ms, ctx.start, ctx.stop), "cudaEventElapsedTime");
-  return ms;
+  return ctx.back_to_back ? static_cast<float>(ms - ctx.flush_ms) : ms;
 }
 
 double median(std::vector<float> v) {
@@ -493,6 +501,12 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
       }
     }
     cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
+  }
+  if (ctx.back_to_back) {  // the flush's own time on the card as it is now (heated)
+    ctx.flush_ms = 0;
+    std::vector<float> t;
+    for (int r = 0; r < 31; ++r) t.push_back(timed_run(ctx, {}));
+    ctx.flush_ms = median(t);
   }
   // The trial: interleaved rounds over the algorithms (the first to run rotating), >= kTrialRounds rounds and
   // >= kTrialMs of wall time; the lowest median wins. Fills `trials_ms` (one entry per heuristic algorithm, -1: did
@@ -686,6 +700,7 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     throw std::invalid_argument("bmm rows take batch >= 1 dense operands, without an unfused pair or aligned twin");
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.back_to_back = ctx.back_to_back;
   row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t M = shape.m, N = shape.n, K = shape.k, batch = shape.batch;
@@ -840,6 +855,7 @@ Row bench_grouped(Context& ctx, const Suite& suite, const BenchShape& shape, DTy
   Row row = row_for(suite, shape, dtype);
   row.itemsize = itemsize(dtype);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.back_to_back = ctx.back_to_back;
   row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t G = shape.batch, M = shape.m, N = shape.n, K = shape.k;
@@ -956,6 +972,7 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
   row.itemsize = 1;
   row.out_itemsize = itemsize(out_t);
   row.flush = ctx.flush_read ? "read" : "write";
+  row.back_to_back = ctx.back_to_back;
   row.m_buckets = ctx.options.m_buckets;
   const bool rowwise = row.epilogue.find("rowwise") != std::string::npos;
   const bool fast = row.epilogue.find("+fast") != std::string::npos;
@@ -1125,6 +1142,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
       {"l2_flush", r.flush},
+      {"timing", r.back_to_back ? "back_to_back" : "isolated"},
       {"tuning_m", r.m_buckets ? "bucket" : "exact"},
   };
   if (r.grouped) j["group_rows"] = r.group_rows;
@@ -1182,6 +1200,7 @@ int run_bench(const BenchOptions& opt) {
   }
   ctx.pool_dtype = dtype;
   ctx.pool = make_pool(dtype);
+  ctx.back_to_back = opt.back_to_back;
 
   fmt::print("tmagemm {} bench on {} ({}, {} SMs), suite {}, dtype {}\n", tmagemm::version(), dev.name, dev.arch(),
              dev.sm_count, opt.suite, opt.dtype);
@@ -1189,6 +1208,8 @@ int run_bench(const BenchOptions& opt) {
              "tmagemm and cuBLASLt (best of top-{} heuristic algorithms) {}\n",
              opt.reps, kMinTimedMs, kFlushBytes >> 20, opt.flush == "read" ? "read" : "written", kBaselineAlgos,
              opt.interleave ? "interleaved" : "one after the other (--no-interleave)");
+  if (opt.back_to_back)
+    fmt::print("each run timed back to back after the flush (events around both, less the flush's median)\n");
 
   const std::string stem = slug(dev.name) + "-" + today();
   bool all_ok = true;
@@ -1340,6 +1361,10 @@ void add_bench(CLI::App& app, Action& action) {
                   "writes back) or read (a kernel reads 256 MiB, leaving clean lines)")
       ->check(CLI::IsMember({"write", "read"}))
       ->capture_default_str();
+  sub->add_flag("--back-to-back", opt->back_to_back,
+                "Time each run as the kernel right after the flush (events around both, less the flush's own median "
+                "time): launches that may overlap their predecessor (programmatic dependent launch) do, as in a "
+                "sequence of kernels. The JSON's `timing` says which");
   sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
 }
 

@@ -1,8 +1,9 @@
 // stream_k_test.cpp — the persistent TMA kernel's stream-K configs on a GPU (kernels/scheduler.cuh, StreamKSchedule):
-// problems whose last waves are shared out by K blocks — fewer tiles than SMs (every tile split), one wave and a part,
+// problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (one tile a CTA),
 // K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference (relative
 // Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
-// bits (the split tiles' partial sums are added in a fixed order, whichever CTA finishes last).
+// bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); and two streams
+// launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -50,7 +51,7 @@ class StreamK : public ::testing::Test {
 };
 
 TEST_F(StreamK, SplitTilesEveryLayoutAndShape) {
-  // (M, N, K): fewer tiles than SMs (every tile split, several units a tile), one wave and a part, a K tail, a tile
+  // (M, N, K): fewer tiles than SMs (one whole tile a CTA), one wave and a part, a K tail, a tile
   // count just past a multiple of the SMs, and a single K block per tile (nothing to split). N x 2 bytes is a whole
   // number of 16-byte chunks (the TMA-store epilogue's rule).
   const int64_t shapes[][3] = {{1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}, {4224, 4224, 512},
@@ -85,11 +86,11 @@ TEST_F(StreamK, BatchedProblemSharesItsLastWave) {
 }
 
 TEST_F(StreamK, TwoRunsGiveTheSameBits) {
-  // 1000 x 1000 x 8192: 32 tiles of 128x256 on 132 SMs, each split into 4-5 units.
+  // 1200 x 4000 x 8192: 160 tiles of 128x256 on 132 SMs, the last 28 split into 4-5 units each.
   for (const char* regex : kConfigs) {
-    Matrix a = make_matrix(DType::bf16, 1000, 8192, false, 8, rng, true);
-    Matrix b = make_matrix(DType::bf16, 8192, 1000, true, 8, rng, true);
-    Matrix out = make_matrix(DType::bf16, 1000, 1000, false, 8, rng, false);
+    Matrix a = make_matrix(DType::bf16, 1200, 8192, false, 8, rng, true);
+    Matrix b = make_matrix(DType::bf16, 8192, 4000, true, 8, rng, true);
+    Matrix out = make_matrix(DType::bf16, 1200, 4000, false, 8, rng, false);
     const Options o = stream_k_options(regex);
     std::vector<std::vector<uint8_t>> runs;
     for (int r = 0; r < 3; ++r) {
@@ -102,9 +103,40 @@ TEST_F(StreamK, TwoRunsGiveTheSameBits) {
     }
     EXPECT_EQ(runs[0], runs[1]) << regex;
     EXPECT_EQ(runs[0], runs[2]) << regex;
-    const Check chk = compare(out, reference_gemm(a, b, 1000, 1000, 8192));
+    const Check chk = compare(out, reference_gemm(a, b, 1200, 4000, 8192));
     EXPECT_LE(chk.rel_err, 1e-2) << regex << ": " << chk.first_bad;
   }
+}
+
+// A unit of a split tile never waits for another CTA (the one that arrives last finishes the tile): a wait would hang
+// where another kernel holds the SMs the awaited CTA needs. Two streams launching stream-K grids at once (each alone
+// fills the GPU) must both finish, with the right results.
+TEST_F(StreamK, ConcurrentLaunchesOnTwoStreamsFinish) {
+  const int64_t M = 1200, N = 4000, K = 8192;  // 160 tiles of 128x256: the last 28 split between 4-5 units
+  Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true);
+  Matrix b = make_matrix(DType::bf16, K, N, true, 8, rng, true);
+  Matrix out0 = make_matrix(DType::bf16, M, N, false, 8, rng, false);
+  Matrix out1 = make_matrix(DType::bf16, M, N, false, 8, rng, false);
+  cudaStream_t s0 = nullptr, s1 = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda_ok(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "cudaStreamCreate");
+  Options o0 = stream_k_options(kConfigs[0]), o1 = stream_k_options(kConfigs[2]);
+  o0.stream = s0;
+  o1.stream = s1;
+  for (int r = 0; r < 20; ++r) {
+    mm(a.view(), b.view(), out0.view(), o0);
+    mm(a.view(), b.view(), out1.view(), o1);
+  }
+  cuda_ok(cudaStreamSynchronize(s0), "stream 0");
+  cuda_ok(cudaStreamSynchronize(s1), "stream 1");
+  const std::vector<float> ref = reference_gemm(a, b, M, N, K);
+  for (Matrix* out : {&out0, &out1}) {
+    const Check chk = compare(*out, ref);
+    EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+    EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+  }
+  cudaStreamDestroy(s0);
+  cudaStreamDestroy(s1);
 }
 
 }  // namespace

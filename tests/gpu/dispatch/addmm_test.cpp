@@ -261,6 +261,31 @@ TEST_F(Addmm, AlphaBetaInPlaceNanBiasAndKZero) {
   run_and_check(cases);
 }
 
+// Stream-K configs: a split tile is finished by the unit that arrives last, from the units' fp32 sums in the
+// workspace, and the epilogue then runs on the reduced sums. 2000x3000x1000 and 1200x4000x1000 have partial last
+// waves (split tiles) on every config; every bias shape, activations, alpha and beta.
+TEST_F(Addmm, StreamKSplitTilesGetTheEpilogue) {
+  std::vector<Case> cases;
+  const char* configs[] = {"persistent_tma_128x256x64_s4_c2_g8_tmastore_sk",
+                           "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk",
+                           "persistent_tma_128x128x64_s6_c2_g8_tmastore_sk"};
+  for (std::size_t g = 0; g < std::size(configs); ++g)
+    for (std::size_t s = 0; s < std::size(kShapes); ++s) {
+      Case c;
+      c.backend = "persistent_tma";
+      c.options = backend_only("persistent_tma");
+      c.options.choice_regex = fmt::format("^{}$", configs[g]);
+      const bool wave = s % 2 == 1;
+      c.m = wave ? 2000 : 1200, c.n = wave ? 3000 : 4000, c.k = 1000;
+      c.b_col = (s / 2) % 2 == 1;
+      c.shape = kShapes[s];
+      c.act = kActs[(s + 2 * g) % std::size(kActs)];
+      c.alpha = 0.75f, c.beta = 1.25f;
+      cases.push_back(c);
+    }
+  run_and_check(cases, 4);
+}
+
 TEST_F(Addmm, TunedCallPicksACorrectChoiceAndCublasLtWhereItsEpilogueMatches) {
   FreshTuningDb db;
   std::vector<Case> cases;
