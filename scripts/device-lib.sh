@@ -102,3 +102,16 @@ persistent_trace() {
     | grep -E "^[0-9]+x|rror" | sed "s/^/$2: /"
   python3 lab/persistent-trace.py "$f"
 }
+
+# `tmagemm bench` of one suite timed isolated (events around the run) or back to back (the run right after the flush
+# kernel, less the flush's own median: how a serving loop sees it, PDL overlapping the kernel's start), under the
+# write or read flush; log and JSON into $out/<suite>-<iso|b2b>-<flush>/, rows printed.
+# Usage: timed_suite SUITE iso|b2b write|read SECONDS
+timed_suite() {
+  local d="$out/$1-$2-$3" args="--flush $3"
+  [ "$2" = b2b ] && args="$args --back-to-back"
+  mkdir -p "$d"
+  stage "bench $1, $2, $3 flush"
+  TMAGEMM_LOG=${BENCH_LOG:-autotune} timeout "$4" build/tmagemm bench --suite "$1" $args --out "$d" > "$d/bench.txt" 2>&1
+  echo "rc=$?"; rows < "$d/bench.txt"
+}
