@@ -478,7 +478,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                     Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
                 const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
                 if constexpr (kFp8)
-                  ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(acc[mi], da, db, (run_kb | k16) != 0);
+                  ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(
+                      acc[mi], da, db, kPromote > 0 ? (run_kb | k16) != 0 : kPeeled ? k16 != 0 : (j | k16) != 0);
                 else
                   ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(
                       acc[mi], da, db, kPeeled ? k16 != 0 : (j | k16) != 0);
@@ -532,7 +533,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           }
           pos.advance();
         };
-        if constexpr (Cfg::kStreamK) {
+        // Peeled too where the epilogue writes the accumulators (bias, activation, scales: apply_epilogue works in
+        // place): else those writes reach the next tile's first wgmmas through the runtime flag (C7515).
+        if constexpr (Cfg::kStreamK || (kPromote == 0 && !Cfg::Epi::kIdentity)) {
           k_block(0, cuda::std::true_type{});
           for (int j = 1; j < n_kb; ++j) k_block(j, cuda::std::false_type{});
         } else {

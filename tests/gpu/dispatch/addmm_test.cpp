@@ -17,7 +17,9 @@
 #include <random>
 #include <thread>
 
+#include "choices/persistent_tma.hpp"
 #include "gpu/gpu_util.hpp"
+#include "runtime/device.hpp"
 #include "tune/tuner.hpp"
 
 namespace tmagemm::testing {
@@ -283,6 +285,33 @@ TEST_F(Addmm, StreamKSplitTilesGetTheEpilogue) {
       c.alpha = 0.75f, c.beta = 1.25f;
       cases.push_back(c);
     }
+  run_and_check(cases, 4);
+}
+
+// Every 16-bit persistent-TMA config with an epilogue, on 8 SMs (sm_carveout) so that each CTA computes several
+// tiles: with an epilogue, a tile's first K block is peeled (the epilogue writes the accumulators in place, and the
+// next tile's first wgmma must overwrite them by a compile-time flag). K = 40 (the peeled block alone, a K tail) and
+// K = 200; ragged M and N; bias shapes, activations, alpha and beta vary with the config.
+TEST_F(Addmm, EveryPersistentTmaConfigLoopsOverTilesWithAnEpilogue) {
+  std::vector<Case> cases;
+  std::size_t i = 0;
+  for (const auto& cfg : choices::persistent_tma_configs()) {
+    if (cfg.in_bytes != 2) continue;  // (fp8: ScaledMm.EveryFp8Choice)
+    for (const int64_t k : {40, 200}) {
+      Case c;
+      c.backend = "persistent_tma";
+      c.options = backend_only("persistent_tma");
+      c.options.choice_regex = fmt::format("^{}$", cfg.name());
+      c.options.sm_carveout = runtime::device_info(0).sm_count - 8;
+      c.m = 1000, c.n = 1032, c.k = k;
+      c.b_col = i % 2 == 1;
+      c.shape = kShapes[i % std::size(kShapes)];
+      c.act = kActs[(i / 2) % std::size(kActs)];
+      c.alpha = 0.75f, c.beta = 1.25f;
+      cases.push_back(c);
+      ++i;
+    }
+  }
   run_and_check(cases, 4);
 }
 
