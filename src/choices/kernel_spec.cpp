@@ -76,6 +76,8 @@ void KernelLaunch::set_grid(int64_t x, int64_t y, int64_t z) {
 
 void KernelLaunch::set_programmatic() {
   if (!runtime::programmatic_launch()) return;
+  for (unsigned i = 0; i < cfg_.numAttrs; ++i)
+    if (attr_[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) return;  // set already
   CUlaunchAttribute& a = attr_[cfg_.numAttrs];
   a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   a.value.programmaticStreamSerializationAllowed = 1;
