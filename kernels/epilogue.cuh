@@ -382,32 +382,20 @@ __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&
       }
     }
   }
-  if constexpr (TileVectors<N, MI, Epi>::kBiasRow) {
-    // A row vector, loaded beforehand: each column pair's two values serve the thread's two rows of the quad.
+  if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 1) {
+    // A row vector: each column pair's two values serve the thread's two rows of the quad. Loaded beforehand
+    // (TileVectors::kBiasRow) or, on a fragment of N % 64 != 0 columns, here, once a pair (one access where
+    // p.bias_vec2).
+    constexpr bool kLoaded = TileVectors<N, MI, Epi>::kBiasRow;
     const int t = threadIdx.x % 128;
     const int r = row0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
     for (int q = 0; q < N / 8; ++q) {
-      const float2 b = sc.bias_pair(q);  // (every lane: a shuffle)
+      float2 b;
+      if constexpr (kLoaded) b = sc.bias_pair(q);  // (every lane: a shuffle)
       const int c = col0 + 2 * (t % 4) + 8 * q;
       if (c >= N_total) continue;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (r + 8 * h >= M) continue;
-        const int i = 4 * q + 2 * h;
-        d[i] = Epi::finish(p, d[i], b.x);
-        if (c + 1 < N_total) d[i + 1] = Epi::finish(p, d[i + 1], b.y);
-      }
-    }
-  } else if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 1) {
-    // A row vector on a fragment of N % 64 != 0 columns: each column pair's two values are loaded here, once (one
-    // access where p.bias_vec2), and serve the thread's two rows of the quad.
-#pragma unroll
-    for (int q = 0; q < N / 8; ++q) {
-      const int t = threadIdx.x % 128;
-      const int r = row0 + 16 * (t / 32) + (t % 32) / 4, c = col0 + 2 * (t % 4) + 8 * q;
-      if (c >= N_total) continue;
-      const float2 b = Epi::bias_pair(p, batch, c, N_total);
+      if constexpr (!kLoaded) b = Epi::bias_pair(p, batch, c, N_total);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (r + 8 * h >= M) continue;
