@@ -11,9 +11,9 @@ for sc in "addmm ^persistent_tma_128x256x64_s4_c2_g8_tmastore$" "fp8 ^persistent
   for bin in prev new; do
     exe=build/tmagemm; [ $bin = prev ] && exe=.carry/bin/tmagemm_prev
     stage "forced $1 ($bin)"
-    TMAGEMM_CHOICE_REGEX="$2" timeout 120 $exe bench --suite $1 --out "$out/forced-$bin" > "$out/forced-$bin-$1.txt" 2>&1
+    TMAGEMM_CHOICE_REGEX="$2" timeout 110 $exe bench --suite $1 --out "$out/forced-$bin" > "$out/forced-$bin-$1.txt" 2>&1
     echo "rc=$?"; rows < "$out/forced-$bin-$1.txt" | grep geomean
   done
 done
-bench_suites addmm:150
+
 stage done
