@@ -7,11 +7,10 @@ set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-gpu_tests "PersistentTma.EveryConfig*:PersistentTma.WaveFitting*:PersistentTma.AllLayoutsLarge:GroupedMm.*:Addmm.*:ScaledMm.EveryFp8Choice:ScaledMm.TorchCasesOnEveryBackend" 240
+gpu_tests "PersistentTma.EveryConfig*:PersistentTma.AllLayoutsLarge:GroupedMm.*:Addmm.*:ScaledMm.EveryFp8Choice:ScaledMm.TorchCasesOnEveryBackend" 240
 memcheck_tests "Addmm.EveryPersistentTmaConfigLoopsOverTilesWithAnEpilogue" 150
 stage "forced on waves"
-for w in 144 176 208 240 224 192 256 fit; do
-  c=persistent_tma_128x${w}x64_s4_c2_g8_tmastore; [ $w = fit ] && c=persistent_tma_128xfit_s4_c2_g8_tmastore
-  lab/bench-forced.sh waves $c
+for w in 144 176 208 240 224 192 256; do
+  lab/bench-forced.sh waves persistent_tma_128x${w}x64_s4_c2_g8_tmastore
 done 2>&1 | tee "$out/forced-waves.txt"
 stage done

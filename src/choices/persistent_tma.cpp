@@ -611,27 +611,6 @@ const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::Device
   return best;
 }
 
-bool wave_fit_member(const TmaConfig& c) {
-  return c.in_bytes == 2 && c.bm == 128 && c.bk == 64 && c.stages == 4 && c.consumers == 2 && c.group_m == 8 &&
-         c.cluster_m == 1 && c.cluster_n == 1 && c.store_tma && !c.split_n && c.staging_chunks == 2 &&
-         !c.stream_k && c.bn >= 144;
-}
-
-const TmaConfig* wave_fit_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
-  if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm) return nullptr;
-  const TmaConfig* best = nullptr;
-  double best_score = -1;
-  for (const auto& c : persistent_tma_configs()) {
-    if (!wave_fit_member(c) || !persistent_tma_can_implement(p, c, d).empty()) continue;
-    const double score = persistent_tma_score(p, c, d, sm_carveout);
-    if (score > best_score) {
-      best_score = score;
-      best = &c;
-    }
-  }
-  return best;
-}
-
 namespace {
 
 // One table row as a tuner choice.
@@ -665,43 +644,6 @@ class TmaChoice final : public Choice {
  private:
   const TmaConfig& config_;
   std::string name_;
-};
-
-// The wave-fitting family as one tuner choice (wave_fit_pick per launch). Its kernels are its members': precompile
-// compiles the tuned problem's pick; a call whose M picks another width compiles (or loads from the kernel cache)
-// that width's kernel at its first launch. Not a row of the table, so the prescreen never sets it aside; it takes no
-// part in the heuristic (whose rule ranks the members themselves).
-class WaveFitChoice final : public Choice {
- public:
-  const std::string& name() const override { return name_; }
-  const char* backend() const override { return "persistent_tma"; }
-  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
-    if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm) return "the wave-fitting family takes mm, bmm and addmm";
-    if (wave_fit_pick(p, d, 0) != nullptr) return {};
-    for (const auto& c : persistent_tma_configs())
-      if (wave_fit_member(c)) return "no wave-fitting width can run it: " + persistent_tma_can_implement(p, c, d);
-    return "no wave-fitting width in the table";
-  }
-  void precompile(const GemmProblem& p, int device) const override {
-    jit::compile(persistent_tma_spec(p, pick(p, 0)), runtime::device_info(device).arch());
-  }
-  std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override {
-    return {persistent_tma_spec(p, pick(p, 0))};
-  }
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
-    persistent_tma_launch(p, pick(p, o.sm_carveout), stream, o.sm_carveout, workspace);
-  }
-  bool tma_tiles() const override { return true; }
-
- private:
-  static const TmaConfig& pick(const GemmProblem& p, int sm_carveout) {
-    const TmaConfig* c = wave_fit_pick(p, runtime::device_info(p.device), sm_carveout);
-    if (c == nullptr)
-      throw Error(ErrorCode::invalid_argument, fmt::format("{}: no wave-fitting width can run {}", kWaveFitName,
-                                                           p.describe()));
-    return *c;
-  }
-  std::string name_ = kWaveFitName;
 };
 
 // The backend's prune (Backend::prune): the twin domination, then the prescreen.
@@ -744,19 +686,9 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
     for (const auto& c : out)
       if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty())
         best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
-  // Where the wave-fitting family is timed, its members that exist only to fit waves are not timed on their own:
-  // the family runs the one the rule ranks first, at every M of a bucket (a regex that leaves out the family keeps
-  // them, each where it is predicted best).
-  const bool family = std::any_of(out.begin(), out.end(), [](const Candidate& c) {
-    return c.reason.empty() && c.choice->name() == kWaveFitName;
-  });
   for (auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (family && cfg->only_when_best && wave_fit_member(*cfg)) {
-        c.reason = fmt::format("set aside: a wave-fitting width, run through {} where it fits best", kWaveFitName);
-        continue;
-      }
       if (cfg->stream_k && whole_tiles && s <= best_score)
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config (stream-K is "
                                "timed only where predicted ahead)",
@@ -786,7 +718,6 @@ Backend persistent_tma_backend() {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : persistent_tma_configs()) v.push_back(std::make_shared<TmaChoice>(c));
-                     v.push_back(std::make_shared<WaveFitChoice>());
                      return v;
                    }();
                    return all;

@@ -93,14 +93,6 @@ class Choice;
 // The config behind a persistent-TMA choice (nullptr for choices of other backends).
 const TmaConfig* persistent_tma_config_of(const Choice& choice);
 
-// The wave-fitting family (one tuner choice, kWaveFitName): the 16-bit 128xBN TMA-store tiles of 4 stages without
-// clusters, BN = 144 ... 256, of which a launch runs the one persistent_tma_score ranks first for its own extents. A
-// tuning DB winner serves a whole bucket of M (tune/buckets.hpp), but which width fills the last wave depends on the
-// exact M: the family picks per call. mm, bmm and addmm; nullptr when no member can run the problem.
-inline constexpr const char* kWaveFitName = "persistent_tma_128xfit_s4_c2_g8_tmastore";
-bool wave_fit_member(const TmaConfig& config);
-const TmaConfig* wave_fit_pick(const GemmProblem& problem, const runtime::DeviceInfo& device, int sm_carveout);
-
 // Every distinct kernel the table can produce (dtype x layouts x output type x config), for compile-check.
 std::vector<jit::KernelSpec> persistent_tma_all_specs();
 

@@ -136,11 +136,6 @@ TEST(BackendProperties, OnlyPersistentTmaHasTmaTilesAndScores) {
         continue;
       }
       const TmaConfig* cfg = persistent_tma_config_of(*c);
-      if (c->name() == kWaveFitName) {  // a family of table rows, not one: no score of its own
-        EXPECT_EQ(cfg, nullptr);
-        EXPECT_FALSE(c->heuristic_score(p, h200(), 8).has_value());
-        continue;
-      }
       ASSERT_NE(cfg, nullptr);
       const auto s = c->heuristic_score(p, h200(), 8);
       if (cfg->tuner_only) {

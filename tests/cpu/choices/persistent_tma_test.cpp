@@ -79,31 +79,6 @@ TEST(PersistentTmaHost, WaveFittingWidthsWinTheirShapes) {
     }
 }
 
-// The wave-fitting family runs, per call, the member the rule ranks first for the call's own extents: within one M
-// bucket (4097 ... 5120 rows) 4224 rows take 128x176 (6 whole waves) and 5120 rows 128x224; filled waves take 128x256.
-TEST(PersistentTmaHost, WaveFittingFamilyPicksPerCall) {
-  auto pick = [](int64_t m, int64_t n) {
-    const TmaConfig* c = wave_fit_pick(problem(m, n, 4096, false), hopper(), 0);
-    return c ? c->name() : std::string("<none>");
-  };
-  EXPECT_EQ(pick(4224, 4224), "persistent_tma_128x176x64_s4_c2_g8_tmastore");
-  EXPECT_EQ(pick(5120, 4224), "persistent_tma_128x224x64_s4_c2_g8_tmastore");
-  EXPECT_EQ(pick(1536, 1536), "persistent_tma_128x144x64_s4_c2_g8_tmastore");
-  EXPECT_EQ(pick(4096, 4096), "persistent_tma_128x256x64_s4_c2_g8_tmastore");
-  for (const auto& c : persistent_tma_configs())
-    if (wave_fit_member(c)) {
-      EXPECT_EQ(c.bm, 128);
-      EXPECT_TRUE(c.store_tma && c.cluster_m == 1 && c.cluster_n == 1 && !c.stream_k) << c.name();
-    }
-  // Only mm, bmm and addmm; an f32 output (no TMA store) has no member.
-  GemmProblem g = problem(4096, 4096, 4096, false);
-  g.op = Op::grouped_mm;
-  EXPECT_EQ(wave_fit_pick(g, hopper(), 0), nullptr);
-  GemmProblem f32 = problem(4096, 4096, 4096, false);
-  f32.out.dtype = DType::f32;
-  EXPECT_EQ(wave_fit_pick(f32, hopper(), 0), nullptr);
-}
-
 TEST(PersistentTmaHost, OperandsReadOnceAreStreamed) {
   const auto& c256 = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
   const auto& c2x1 = config("persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore");

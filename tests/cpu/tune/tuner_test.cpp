@@ -44,10 +44,8 @@ class Tuner : public ::testing::Test {
 };
 
 // Applicable, or set aside only by the tuner's prescreen (predicted far behind the best config).
-// Timed, set aside by the prescreen, or (a wave-fitting width) run through the wave-fitting family instead.
 bool kept_or_prescreened(const std::string& reason) {
-  return reason.empty() || reason.rfind("set aside: predicted", 0) == 0 ||
-         reason.rfind("set aside: a wave-fitting width", 0) == 0;
+  return reason.empty() || reason.rfind("set aside: predicted", 0) == 0;
 }
 
 std::size_t count_applicable(const std::vector<Candidate>& c) {
@@ -63,7 +61,7 @@ TEST_F(Tuner, EnumeratesEveryBackend) {
     if (std::string(c.choice->backend()) == "persistent_tma") ++tma;
     if (std::string(c.choice->backend()) == "cublaslt") ++lt;
   }
-  EXPECT_EQ(tma, choices::persistent_tma_configs().size() + 1);  // + the wave-fitting family
+  EXPECT_EQ(tma, choices::persistent_tma_configs().size());
   EXPECT_GE(lt, 1u);
   // The fp8 configs are enumerated and refuse a bf16 mm with the reason.
   for (const auto& c : cands)
@@ -104,26 +102,13 @@ TEST_F(Tuner, PrescreenSetsAsideTilesPredictedFarBehind) {
   EXPECT_NE(reason_of(problem(128, 8192, 8192), big).find("set aside: predicted"), std::string::npos);
   // 1000^3 (rows 16 bytes off a sector): the model ranks 128x128 2x1 first, but 64x128 2x1, measured best, stays.
   EXPECT_EQ(reason_of(problem(1000, 1000, 1000), "persistent_tma_64x128x64_s8_c1_g8_cm2_tmastore"), "");
-  // The wave-fitting widths are timed through the family, which runs the width the rule ranks first at each M.
+  // The wave-fitting 128x224 tile is kept only where the rule ranks it first: 512 x 14336 (1.94 waves against
+  // 128x256's 1.70), not 4096^3.
   const std::string fit = "persistent_tma_128x224x64_s4_c2_g8_tmastore";
-  EXPECT_EQ(reason_of(problem(512, 14336, 4096), choices::kWaveFitName), "");
-  EXPECT_EQ(reason_of(problem(4096, 4096, 4096), choices::kWaveFitName), "");
-  EXPECT_NE(reason_of(problem(512, 14336, 4096), fit).find("run through " + std::string(choices::kWaveFitName)),
-            std::string::npos);
-  // Without the family (a regex leaving it out), the 128x224 tile is kept only where the rule ranks it first:
-  // 512 x 14336 (1.94 waves against 128x256's 1.70), not 4096^3.
-  Options no_family = o;
-  no_family.choice_regex = "^(?!persistent_tma_128xfit)";
-  auto reason_without = [&](const GemmProblem& p, const std::string& name) {
-    for (const auto& c : enumerate(p, no_family, h200()))
-      if (c.choice->name() == name) return c.reason;
-    return std::string("<absent>");
-  };
-  EXPECT_EQ(reason_without(problem(512, 14336, 4096), fit), "");
-  EXPECT_NE(
-      reason_without(problem(4096, 4096, 4096), fit).find("wave-fitting tile is kept only where it is predicted best"),
-      std::string::npos)
-      << reason_without(problem(4096, 4096, 4096), fit);
+  EXPECT_EQ(reason_of(problem(512, 14336, 4096), fit), "");
+  EXPECT_NE(reason_of(problem(4096, 4096, 4096), fit).find("wave-fitting tile is kept only where it is predicted best"),
+            std::string::npos)
+      << reason_of(problem(4096, 4096, 4096), fit);
   // A regex that leaves only the small tile keeps it.
   Options only = o;
   only.choice_regex = "^" + small + "$";

@@ -136,22 +136,6 @@ TEST_F(PersistentTma, EveryConfigLoopsOverTiles) {
       }
 }
 
-// The wave-fitting family through the dispatch: shapes whose picks differ (128x144, 128x176, 128x208, 128x256 and a
-// ragged one), every layout, f16 once.
-TEST_F(PersistentTma, WaveFittingFamilyRunsEachPick) {
-  const int64_t shapes[][3] = {{1536, 1536, 136}, {2304, 2304, 72}, {2560, 2560, 200}, {1024, 1024, 64}, {1500, 1530, 99}};
-  for (int layout = 0; layout < 4; ++layout)
-    for (const auto& s : shapes) {
-      Case c{DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0};
-      c.regex = std::string("^") + choices::kWaveFitName + "$";
-      run_case(c, rng);
-      if (HasFailure()) return;
-    }
-  Case f16{DType::f16, DType::f16, 1536, 1536, 136};
-  f16.regex = std::string("^") + choices::kWaveFitName + "$";
-  run_case(f16, rng);
-}
-
 TEST_F(PersistentTma, StridedViewsPaddedTo16) {
   for (int layout = 0; layout < 4; ++layout)
     for (int64_t s : {127, 168, 1000}) {
