@@ -15,9 +15,9 @@
 //           a staging block and a TMA store (16-bit outputs whose tensor TMA can address); the kernel interleaves
 //           the chunks with its next tile's K blocks. The staging buffer holds Slots [64 rows][64 cols]
 //           128B-swizzled blocks used in turn; before refilling one the issuing thread waits until the store
-//           issued from it has READ it (not until it is written). The columns past a fragment's last whole
-//           chunk (the wave-fitting widths 144 ... 240) go through store_packed (a 64-wide TMA box would write the
-//           next tile's columns). The TMA store clips rows >= M and columns >= N.
+//           issued from it has READ it (not until it is written). A 224-column fragment's last 32 columns go
+//           through store_packed (a 64-wide TMA box would write the next tile's columns). The TMA store clips
+//           rows >= M and columns >= N.
 //   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
 //           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
 #pragma once
@@ -465,7 +465,7 @@ __device__ __forceinline__ void pack_chunk(const float (&d)[N / 2], int g, cuda:
 }
 
 // Stores the columns from 8 * Q0 on of a packed m64nN fragment (16-bit output) with plain stores: the part of a
-// wave-fitting fragment (144, 176, 208, 224 or 240 columns) that whole 64-column TMA boxes do not cover.
+// 224-column fragment that whole 64-column TMA boxes do not cover.
 template <int N, int Q0>
 __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::uint32_t (&v)[N / 4], int batch,
                                     int row0, int col0, int M, int N_total) {
@@ -486,10 +486,10 @@ __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::ui
 
 // Stores 64-column chunk g of a packed m64nN fragment with a TMA store at (col0 + 64 g, row0, batch), staged in
 // block `slot` of `staging` (1024-aligned, Slots x 8 KiB). Chunks go out one at a time, each through the next
-// slot, so that the kernel can interleave them with its MMAs; a wave-fitting fragment's columns past its last whole
-// chunk go through store_packed instead (a 64-wide TMA box would write the next tile's columns). All 128 threads of
-// the warpgroup call this with the same g and slot (after unrolling, constants: v stays in registers); `bar_id` is
-// their named barrier.
+// slot, so that the kernel can interleave them with its MMAs; a 224-column fragment's last 32 columns go through
+// store_packed instead (a 64-wide TMA box would write the next tile's columns). All 128 threads of the warpgroup
+// call this with the same g and slot (after unrolling, constants: v stays in registers); `bar_id` is their
+// named barrier.
 // rows < 64 (grouped_mm: the fragment holds its group's last rows, and a 64-row box would write the next group's):
 // the warpgroup copies the chunk's first `rows` rows out of the staging block with 16-byte stores through `p`
 // instead (16-byte pieces from column N_total on are left out, as the TMA store clips them), and an empty bulk group
@@ -499,7 +499,7 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
                                           unsigned char* staging, const void* tma_out, int batch, int row0, int col0,
                                           int bar_id, const EpilogueParams* p = nullptr, int rows = 64,
                                           int N_total = 0) {
-  static_assert(N % 16 == 0, "TMA-store epilogue works in 64-column chunks (and a 16-48-column tail)");
+  static_assert(N % 32 == 0, "TMA-store epilogue works in 64-column chunks (and a 32-column tail)");
   const int t = threadIdx.x % 128;
   const int warp = t / 32, lane = t % 32;
   const int r = 16 * warp + (lane % 8) + 8 * ((lane / 8) % 2);  // row this lane addresses in stmatrix

@@ -21,7 +21,7 @@
 // 128-byte swizzle (a swizzled row holds at most 64 16-bit elements), so a stage of an operand is:
 //   K-major  : BK/64 slabs of [rows][128 B], one TMA box {64 (K), rows} per slab;
 //   MN-major : rows/64 chunks of [BK K-rows][128 B], one TMA box {64 (M or N), BK} per chunk (an N-major B of
-//              224 columns takes four chunks and leaves the last 32 columns unread; 144 or 176 take three).
+//              224 columns takes four chunks and leaves the last 32 columns unread).
 // K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
 // loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
 //
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int CM = Cfg::kClusterM, CN = Cfg::kClusterN, CS = CM * CN;
   static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
   // An N-major B is loaded in whole 64-column chunks: a BN of 224 takes four, the last half of which belongs to the
-  // next tile (loaded, never read by this tile's wgmma); likewise the wave-fitting widths 144, 176, 208 and 240.
+  // next tile (loaded, never read by this tile's wgmma).
   constexpr bool kFp8 = Cfg::kFp8A != 0;
   static_assert((Cfg::kFp8A != 0) == (Cfg::kFp8B != 0), "both operands fp8 or both 16-bit");
   // NOTE: fp8 wgmma reads both operands K-major from shared memory (no transpose for 8-bit types).
@@ -137,8 +137,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int kSlabs = BK / kRowElems;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
-  static_assert(!Cfg::kStoreTma || WN % 16 == 0,
-                "the TMA-store epilogue takes 64-column chunks and a 16-48-column tail");
+  static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
   static_assert(!Cfg::kStoreTma || Cfg::kPromoteCols == 0 || WN % 64 == 0,
                 "with column groups the tile is stored at once, in whole 64-column chunks");
   static_assert(Cfg::kAKMajor || BM % kRowElems == 0, "M-major A is loaded in 64-row chunks");
@@ -388,8 +387,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     int tiles_done = 0;
     // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
     // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
-    // ("unit") is one 64-column chunk of one m64 fragment, or the tail past a fragment's last whole chunk (the
-    // wave-fitting widths: 16 columns of 144 or 208, 32 of 224, 48 of 176 or 240).
+    // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
     constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1;
     static_assert(!Cfg::kGrouped || !Cfg::kStoreTma || kDeferred, "grouped TMA stores go through the deferred path");
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
@@ -416,7 +414,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, chunk_seq, staging + cidx * kStagingBytes,
                                                         &tma_out, pending.ab, row0, col0, 1 + cidx, &ep, rows, N);
             if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
-          } else {  // the columns past the last whole chunk (a wave-fitting BN: 144, 176, 208, 224, 240)
+          } else {  // the last 32 columns (a wave-fitting BN = 224)
             store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);
           }
         }

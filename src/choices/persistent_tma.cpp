@@ -116,16 +116,6 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // and 128x256 2x1 (a 2x1 cluster of 128x224: rc 1.039, not kept); 0.979 on 4096x14336x4096 rc, where 128x256
       // fills its waves.
       {128, 224, 64, 4, 2, 8, 1, 1, true, 0.98, false, 2, false, true},
-      // More wave-fitting widths, built the same way (64-column chunks and a 16- or 48-column tail stored directly):
-      // 1536^3 is 96 tiles of 128x192 (0.73 of a wave busy) but 132 of 128x144; 2304x2304 is 216 tiles of 128x192
-      // (two rounds, 1.64 waves) but 252 of 128x176 (1.91); 4224^3 is 627 tiles of 128x224 but 792 of 128x176
-      // (6 whole waves); 2560^3 is 240 tiles of 128x224 but 260 of 128x208 (1.97 waves); 3000x5000 504 of 128x240
-      // (3.82). Weights interpolated between the measured 128x192 (0.97) and 128x256 (1.00): a narrower tile reads
-      // more shared memory per MMA. Like 128x224, each is timed only where the rule ranks it first.
-      {128, 144, 64, 4, 2, 8, 1, 1, true, 0.94, false, 2, false, true},
-      {128, 176, 64, 4, 2, 8, 1, 1, true, 0.96, false, 2, false, true},
-      {128, 208, 64, 4, 2, 8, 1, 1, true, 0.975, false, 2, false, true},
-      {128, 240, 64, 4, 2, 8, 1, 1, true, 0.99, false, 2, false, true},
       // Block K 128 for the single-wave 64x128 clustered kernel: half the barrier round trips per K. Measured on
       // 1000^3 (rows 16 bytes off a sector): 0.934 / 0.944 (rr / rc) against 0.911 / 0.920 with block K 64.
       {64, 128, 128, 4, 1, 8, 2, 1, true, 0.50, false, 2, true},
@@ -214,7 +204,7 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (!c.split_n && c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
   if (c.split_n && (c.bm % 64 != 0 || c.bn % (64 * c.consumers) != 0))
     return "consumers that split the columns need block M a multiple of 64 and 64 columns or more each";
-  if (c.bn % 16 != 0 || c.bn > 256) return "block N must be a multiple of 16, at most 256";
+  if (c.bn % 32 != 0 || c.bn > 256) return "block N must be a multiple of 32, at most 256";
   if (c.promote_n > 0 && (c.promote != 1 || c.split_n || c.bn % c.promote_n != 0 || c.promote_n % 8 != 0 ||
                           (c.store_tma && c.bn % 64 != 0)))
     return "promotion column groups need promote 1, rows split between consumers and groups of whole 8-column "

@@ -2,9 +2,7 @@
 // model that ranks tiles, and the kernel list compile-check compiles.
 #include <gtest/gtest.h>
 
-#include <array>
 #include <string>
-#include <utility>
 
 #include "choices/persistent_tma.hpp"
 #include "cpu/test_support.hpp"
@@ -47,36 +45,6 @@ TEST(PersistentTmaHost, WaveModelPrefersTheTileThatFillsTheLastWave) {
   EXPECT_LT(persistent_tma_score(q, c224, hopper(), 0), persistent_tma_score(q, c256, hopper(), 0));
   ASSERT_NE(persistent_tma_pick(q, hopper(), 0), nullptr);
   EXPECT_NE(persistent_tma_pick(q, hopper(), 0)->name(), c224.name());
-}
-
-// The wave-fitting widths past 224 (a 16- or 48-column tail past their whole 64-column chunks): each takes both B
-// layouts within the shared memory the device allows, and the wave model ranks it first on the shape it was made for
-// (the waves suite's; 3072x5040 for 128x240: the suite's 3000x5000 has rows off 32 bytes, which the load model
-// charges to wide tiles), and never on shapes whose waves 128x256 or 256x128 already fill.
-TEST(PersistentTmaHost, WaveFittingWidthsWinTheirShapes) {
-  const std::pair<std::string, std::array<int, 2>> cases[] = {
-      {"persistent_tma_128x144x64_s4_c2_g8_tmastore", {1536, 1536}},
-      {"persistent_tma_128x176x64_s4_c2_g8_tmastore", {4224, 4224}},
-      {"persistent_tma_128x176x64_s4_c2_g8_tmastore", {2304, 2304}},
-      {"persistent_tma_128x208x64_s4_c2_g8_tmastore", {2560, 2560}},
-      {"persistent_tma_128x240x64_s4_c2_g8_tmastore", {3072, 5040}},
-  };
-  for (const auto& [name, mn] : cases) {
-    const auto& c = config(name);
-    for (bool b_col : {true, false}) {
-      const GemmProblem p = problem(mn[0], mn[1], 4096, b_col);
-      EXPECT_EQ(persistent_tma_can_implement(p, c, hopper()), "") << name;
-      ASSERT_NE(persistent_tma_pick(p, hopper(), 0), nullptr);
-      EXPECT_EQ(persistent_tma_pick(p, hopper(), 0)->name(), name) << mn[0] << "x" << mn[1];
-    }
-  }
-  for (const auto* name : {"persistent_tma_128x144x64_s4_c2_g8_tmastore", "persistent_tma_128x176x64_s4_c2_g8_tmastore",
-                           "persistent_tma_128x208x64_s4_c2_g8_tmastore", "persistent_tma_128x240x64_s4_c2_g8_tmastore"})
-    for (const int mn : {2048, 4096, 8192}) {
-      const GemmProblem p = problem(mn, mn, mn, true);
-      ASSERT_NE(persistent_tma_pick(p, hopper(), 0), nullptr);
-      EXPECT_NE(persistent_tma_pick(p, hopper(), 0)->name(), name) << mn;
-    }
 }
 
 TEST(PersistentTmaHost, OperandsReadOnceAreStreamed) {
