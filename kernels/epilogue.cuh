@@ -23,6 +23,7 @@
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "ptx/sync.cuh"
 
@@ -121,6 +122,17 @@ struct Epilogue {
       }
     }
     return make_float2(c < N_total ? bias_load(p, off) : 0.0f, c + 1 < N_total ? bias_load(p, off + p.bias_cs) : 0.0f);
+  }
+  // The raw 16-bit values of columns c (even, < N_total) and c + 1 (0 past N_total) of a row-vector bias, packed
+  // (c in the low half): one 4-byte access where p.bias_vec2. For 16-bit bias types.
+  __device__ __forceinline__ static cuda::std::uint32_t bias_bits_pair(const EpilogueParams& p, int batch, int c,
+                                                                      int N_total) {
+    static_assert(BiasType == 0 || BiasType == 1, "16-bit bias values");
+    const auto* base = static_cast<const cuda::std::uint16_t*>(p.bias);
+    const long long off = batch * p.bias_bs + c * p.bias_cs;
+    if (p.bias_vec2 && c + 1 < N_total) return *reinterpret_cast<const cuda::std::uint32_t*>(base + off);
+    const cuda::std::uint32_t hi = c + 1 < N_total ? base[off + p.bias_cs] : 0u;
+    return base[off] | (hi << 16);
   }
   // act(beta * b + alpha * v) for a bias value b already loaded (ignored without a bias).
   __device__ __forceinline__ static float finish(const EpilogueParams& p, float v, float b) {
@@ -256,23 +268,38 @@ __device__ __forceinline__ void prefetch_bias(const EpilogueParams& p, int batch
   }
 }
 
-// scaled_mm's scale factors for one consumer's MI m64nN fragments (top-left (row0 + 64 mi, col0)), loaded into
-// registers by load() during the tile's last K block, so that their latency runs under the MMAs, and read by
-// apply_epilogue. Tensorwise: one product. Rowwise: the thread's two rows of each fragment, and the columns spread
-// over the warp, 2 x N / 64 values a lane (lane 4a + v, slot k: columns col0 + 64k + 8a + 2v and + 1, one coalesced
-// 8-byte load each), handed to the threads that need them by shuffles (col_pair).
+// The epilogue's vectors for one consumer's MI m64nN fragments (top-left (row0 + 64 mi, col0)), loaded into registers
+// by load() during the tile's last K block, so that their latency runs under the MMAs, and read by apply_epilogue
+// (no global load is left between the tiles' MMAs, where the tensor cores would wait for it):
+// - scaled_mm's scale factors. Tensorwise: one product. Rowwise: the thread's two rows of each fragment, and the
+//   columns spread over the warp, 2 x N / 64 values a lane (lane 4a + v, slot k: columns col0 + 64k + 8a + 2v and + 1,
+//   one coalesced 8-byte load each), handed to the threads that need them by shuffles (col_pair).
+// - A row-vector bias (Bcast 1, N a multiple of 64): its columns spread over the warp as the rowwise scales are
+//   (bias_pair). A column-vector bias (Bcast 2): the thread's two rows of each fragment. Out-of-bounds entries are 0
+//   (their values are not stored). Other biases are read in apply_epilogue (a full (M,N) bias has a value per element).
+// NOTE: the bias values once loaded one column pair at a time in apply_epilogue, each load waited for before the next
+// (SASS of the 128x256 TMA-store kernel): 32 round trips a fragment while both consumers' tensor cores sat idle.
 template <int N, int MI, class Epi>
-struct TileScales {
+struct TileVectors {
   static constexpr bool kRowwise = Epi::kScale == 2;
+  static constexpr bool kBiasRow = Epi::kBiasType >= 0 && Epi::kBcast == 1 && N % 64 == 0;
+  static constexpr bool kBiasCol = Epi::kBiasType >= 0 && Epi::kBcast == 2;
+  static constexpr bool kLoads = Epi::kScale != 0 || kBiasRow || kBiasCol;  // load() has something to do
   static_assert(!kRowwise || N % 64 == 0, "rowwise scales spread whole 64-column blocks over a warp");
   float2 col[kRowwise ? N / 64 : 1];
   float row[kRowwise ? MI : 1][2];
   float tensor;
+  // 16-bit biases stay packed as loaded (two values a register) until bias_pair: fewer registers held from the last K
+  // block on (the fp8 rowwise kernels have the fewest to spare).
+  static constexpr bool kPackedBias = Epi::kBiasType != 2;
+  using BiasSlot = cuda::std::conditional_t<kPackedBias, cuda::std::uint32_t, float2>;
+  BiasSlot bias_col[kBiasRow ? N / 64 : 1];
+  float bias_row[kBiasCol ? MI : 1][2];
 
-  __device__ __forceinline__ void load(const EpilogueParams& p, int row0, int col0, int M, int N_total) {
+  __device__ __forceinline__ void load(const EpilogueParams& p, int batch, int row0, int col0, int M, int N_total) {
+    const int t = threadIdx.x % 128, lane = t % 32;
     if constexpr (Epi::kScale == 1) tensor = __ldg(p.scale_a) * __ldg(p.scale_b);
     if constexpr (kRowwise) {
-      const int t = threadIdx.x % 128, lane = t % 32;
       const bool pairs = (reinterpret_cast<cuda::std::uintptr_t>(p.scale_b) & 7) == 0;  // uniform
 #pragma unroll
       for (int k = 0; k < N / 64; ++k) {
@@ -292,20 +319,53 @@ struct TileScales {
           row[mi][h] = r < M ? __ldg(p.scale_a + r) : 0.0f;
         }
     }
+    if constexpr (kBiasRow) {
+#pragma unroll
+      for (int k = 0; k < N / 64; ++k) {
+        const int c = col0 + 64 * k + 8 * (lane / 4) + 2 * (lane % 4);  // even
+        if constexpr (kPackedBias)
+          bias_col[k] = c < N_total ? Epi::bias_bits_pair(p, batch, c, N_total) : 0u;
+        else
+          bias_col[k] = c < N_total ? Epi::bias_pair(p, batch, c, N_total) : make_float2(0.0f, 0.0f);
+      }
+    }
+    if constexpr (kBiasCol) {
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row0 + 64 * mi + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+          bias_row[mi][h] = r < M ? Epi::bias_at(p, batch, r, 0) : 0.0f;
+        }
+    }
   }
-  // The factors of this thread's columns 8q + 2 (lane % 4) and + 1 of the fragment. All 32 lanes call it together.
+  // The source lane of this thread's columns 8q + 2 (lane % 4) and + 1 of the fragment in the warp-spread vectors.
+  __device__ __forceinline__ static int pair_lane(int q) { return (q % 8) * 4 + (threadIdx.x % 4); }
+  // The scale factors of those columns. All 32 lanes call it together.
   __device__ __forceinline__ float2 col_pair(int q) const {
-    const int src = (q % 8) * 4 + (threadIdx.x % 4);
+    const int src = pair_lane(q);
     return make_float2(__shfl_sync(0xffffffffu, col[q / 8].x, src), __shfl_sync(0xffffffffu, col[q / 8].y, src));
+  }
+  // The row-vector bias values of those columns. All 32 lanes call it together.
+  __device__ __forceinline__ float2 bias_pair(int q) const {
+    const int src = pair_lane(q);
+    if constexpr (kPackedBias) {
+      const cuda::std::uint32_t two = __shfl_sync(0xffffffffu, bias_col[q / 8], src);
+      return make_float2(Epi::bias_bits(static_cast<cuda::std::uint16_t>(two & 0xFFFF)),
+                         Epi::bias_bits(static_cast<cuda::std::uint16_t>(two >> 16)));
+    } else {
+      return make_float2(__shfl_sync(0xffffffffu, bias_col[q / 8].x, src),
+                         __shfl_sync(0xffffffffu, bias_col[q / 8].y, src));
+    }
   }
 };
 
 // Applies Epi to every in-bounds element of one m64nN fragment in registers (before it is packed for the TMA store),
-// fragment mi of the consumer's TileScales `sc` (loaded beforehand when Epi scales). Nothing for IdentityEpilogue.
+// fragment mi of the consumer's TileVectors `sc` (loaded beforehand where kLoads). Nothing for IdentityEpilogue.
 // Called by all 128 threads of the warpgroup together (the rowwise factors come through shuffles).
 template <int N, class Epi, int MI>
 __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&d)[N / 2], int batch, int row0,
-                                               int col0, int M, int N_total, const TileScales<N, MI, Epi>& sc,
+                                               int col0, int M, int N_total, const TileVectors<N, MI, Epi>& sc,
                                                int mi) {
   if constexpr (Epi::kScale == 1) {  // tensorwise: one factor for the fragment
 #pragma unroll
@@ -323,14 +383,19 @@ __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&
     }
   }
   if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 1) {
-    // A row vector: each column pair's two values are loaded once (one access where p.bias_vec2) and serve the
-    // thread's two rows of the quad.
+    // A row vector: each column pair's two values serve the thread's two rows of the quad. Loaded beforehand
+    // (TileVectors::kBiasRow) or, on a fragment of N % 64 != 0 columns, here, once a pair (one access where
+    // p.bias_vec2).
+    constexpr bool kLoaded = TileVectors<N, MI, Epi>::kBiasRow;
+    const int t = threadIdx.x % 128;
+    const int r = row0 + 16 * (t / 32) + (t % 32) / 4;
 #pragma unroll
     for (int q = 0; q < N / 8; ++q) {
-      const int t = threadIdx.x % 128;
-      const int r = row0 + 16 * (t / 32) + (t % 32) / 4, c = col0 + 2 * (t % 4) + 8 * q;
+      float2 b;
+      if constexpr (kLoaded) b = sc.bias_pair(q);  // (every lane: a shuffle)
+      const int c = col0 + 2 * (t % 4) + 8 * q;
       if (c >= N_total) continue;
-      const float2 b = Epi::bias_pair(p, batch, c, N_total);
+      if constexpr (!kLoaded) b = Epi::bias_pair(p, batch, c, N_total);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (r + 8 * h >= M) continue;
@@ -340,14 +405,14 @@ __device__ __forceinline__ void apply_epilogue(const EpilogueParams& p, float (&
       }
     }
   } else if constexpr (Epi::kBiasType >= 0 && Epi::kBcast == 2) {
-    // A column vector: each of the thread's two rows loads its value once for all its columns.
+    // A column vector, loaded beforehand: each of the thread's two rows has one value for all its columns.
     const int t = threadIdx.x % 128;
     const int r_base = row0 + 16 * (t / 32) + (t % 32) / 4, c_base = col0 + 2 * (t % 4);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = r_base + 8 * h;
       if (r >= M) continue;
-      const float b = Epi::bias_at(p, batch, r, 0);
+      const float b = sc.bias_row[mi][h];
 #pragma unroll
       for (int q = 0; q < N / 8; ++q) {
         const int c = c_base + 8 * q, i = 4 * q + 2 * h;

@@ -429,9 +429,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       // j = kb - kb0 from 0, as a whole tile's do.
       const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
       const TileCoord tc = tile_of(t);
-      // This consumer's part of the tile: its first row and column, and the scales of its fragments.
+      // This consumer's part of the tile: its first row and column, and the epilogue vectors of its fragments.
       const int row_base = tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), col_base = tc.n0 + (SN ? cidx * WN : 0);
-      TileScales<WN, MI, typename Cfg::Epi> scales;
+      using Vectors = TileVectors<WN, MI, typename Cfg::Epi>;
+      Vectors vecs;
       int prev_stage = 0;
       bool prev_held = false;  // two-level: a stage whose wgmmas may still run has not been released yet
       if constexpr (kPromote > 0) {  // zeroed once a tile: the promotions then add without a select
@@ -491,8 +492,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                 if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
               if constexpr (!Cfg::Epi::kIdentity)
                 if (j == n_kb - 1) {  // the epilogue's vectors, under this K block's MMAs
-                  prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
-                  if constexpr (Cfg::Epi::kScale != 0) scales.load(ep, row_base, col_base, tc.m_end, N);
+                  if constexpr (Vectors::kLoads) vecs.load(ep, tc.ab, row_base, col_base, tc.m_end, N);
+                  if constexpr (!Vectors::kBiasRow && !Vectors::kBiasCol)
+                    prefetch_bias<typename Cfg::Epi>(ep, tc.ab, row_base, kRowsPerConsumer, tc.m_end, col_base, WN, N);
                 }
             }
             if constexpr (kPromote > 0) {
@@ -590,7 +592,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
         auto finish = [&](float (&d)[WN / 2]) {
-          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.ab, row0, col0, tc.m_end, N, scales, mi);
+          apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.ab, row0, col0, tc.m_end, N, vecs, mi);
           if constexpr (kDeferred) {
             pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
           } else if constexpr (Cfg::kStoreTma) {
