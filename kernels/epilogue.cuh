@@ -143,8 +143,11 @@ struct Epilogue {
     } else if constexpr (Act == 2) {
       v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     } else if constexpr (Act == 3) {
-      const float inner = 0.79788456080286536f * (v + 0.044715f * v * v * v);
-      v = 0.5f * v * (1.0f + tanhf(inner));
+      // 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), u = sqrt(2 / pi) (v + 0.044715 v^3): one exp2 and one division
+      // (a few ulp of fp32, as tanhf) instead of tanhf's longer sequence, which ran between the tiles' MMAs. v = -inf
+      // gives NaN and large negative v gives -0, as torch's formula does.
+      const float u = 0.79788456080286536f * (v + 0.044715f * v * v * v);
+      v = __fdividef(v, 1.0f + exp2f(-2.8853900817779268f * u));  // -2 / ln 2
     } else if constexpr (Act == 4) {
       v = v / (1.0f + expf(-v));
     } else if constexpr (Act == 5) {
