@@ -2,7 +2,7 @@
 # device-run1-23.sh — twenty-third session, run 1 (branch stagger): consumer 1 of the persistent TMA kernel starts
 # TMAGEMM_CONSUMER_STAGGER K blocks after consumer 0, so that the two warpgroups' tile boundaries stop coinciding.
 # The config sweeps with a stagger of 3 (no hang, results right), then 128x256 (1x1 and 2x1) forced on four large
-# shapes for staggers 0-3, twice. Also brings the device's CPython headers back (the cp312 extension build).
+# shapes for staggers 0-3, twice; five configs forced on the bmm suite. Also brings the device's CPython headers back (the cp312 extension build).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -20,4 +20,8 @@ for rep in 1 2; do
       persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore | sed "s/^/st$st: /"
   done
 done 2>&1 | tee "$out/forced-stagger.txt"
+stage "forced on bmm"
+lab/bench-forced.sh bmm persistent_tma_128x256x64_s4_c2_g8_tmastore persistent_tma_256x128x64_s4_c2_g8_tmastore \
+  persistent_tma_128x128x64_s6_c2_g8_tmastore persistent_tma_64x256x64_s5_c1_g8_tmastore \
+  persistent_tma_128x256x64_s3_c2_g8_cm2_tmastore_st4 2>&1 | tee "$out/forced-bmm.txt"
 stage done
