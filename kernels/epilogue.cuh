@@ -54,10 +54,6 @@ struct EpilogueParams {
   // Persistent TMA: operands read exactly once (one block of the other operand's extent), whose loads carry an L2
   // evict_first policy: bit 0 A, bit 1 B (persistent_tma.cpp, l2_stream_bits). 0 for the other kernels.
   int l2_stream;
-  // Persistent TMA: consumer 1 starts its first unit once consumer 0 has issued this many K blocks of its own (0: both
-  // start together), so that the two warpgroups' tile boundaries fall at different times (lab knob
-  // TMAGEMM_CONSUMER_STAGGER). 0 for the other kernels.
-  int stagger;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

@@ -421,22 +421,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
       }
     };
-    // Stagger (ep.stagger K blocks, fewer than the stages: consumer 0 must not need a stage that consumer 1 has yet
-    // to release): consumer 1 starts its first unit once consumer 0 has issued that many K blocks of its own. Both
-    // then run at the tensor cores' shared rate, so the lead holds, and one warpgroup's tile boundary (its last
-    // wgmmas waited out, the tile packed, the next tile's first wgmmas issued) falls while the other's wgmmas keep
-    // the tensor cores busy. Named barrier 8: consumer 0 arrives, consumer 1 waits.
-    constexpr int kStaggerBar = 8;
-    const int stagger = C == 2 ? min(ep.stagger, S - 1) : 0;
-    bool stagger_arrive = stagger > 0 && cidx == 0, stagger_wait = stagger > 0 && cidx == 1;
     if (tracer) mark(kTrConsStart, clock64());
     WorkUnit u;
     for (bool more = work.template first<Cfg::kStreamK>(first_tile, u); more; more = work.template next<Cfg::kStreamK>(first_tile, u)) {
       const int t = u.tile;
-      if (stagger_wait) {
-        ptx::named_barrier_sync(kStaggerBar, 256);
-        stagger_wait = false;
-      }
       // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
       // j = kb - kb0 from 0, as a whole tile's do.
       const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
@@ -546,10 +534,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             prev_stage = pos.stage;
           }
           pos.advance();
-          if (stagger_arrive && j + 1 == stagger) {
-            ptx::named_barrier_arrive(kStaggerBar, 256);
-            stagger_arrive = false;
-          }
         };
         // Peeled too where the epilogue writes the accumulators (bias, activation, scales: apply_epilogue works in
         // place): else those writes reach the next tile's first wgmmas through the runtime flag (C7515).
@@ -563,10 +547,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           ptx::wgmma_wait<0>();
           if (lane == 0) ring.template release<CS>(prev_stage);
         }
-      }
-      if (stagger_arrive) {  // a first unit of fewer K blocks than the stagger, or an idle one
-        ptx::named_barrier_arrive(kStaggerBar, 256);
-        stagger_arrive = false;
       }
       if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
       ++tiles_done;

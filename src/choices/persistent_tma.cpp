@@ -477,7 +477,6 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   EpilogueParamsHost ep = epilogue_params(p);
   ep.group_ends = p.group_ends;
   ep.l2_stream = runtime::l2_stream_mode() == 2 ? stream_bits : 0;
-  ep.stagger = runtime::consumer_stagger();
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
   const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster

@@ -3,7 +3,6 @@
 
 #include <xxhash.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -121,14 +120,6 @@ int l2_stream_mode() {
     return s == "0" ? 0 : s == "nohint" ? 1 : 2;
   }();
   return mode;
-}
-
-int consumer_stagger() {
-  static const int k = [] {
-    const char* v = std::getenv("TMAGEMM_CONSUMER_STAGGER");
-    return v ? std::max(0, std::atoi(v)) : 0;
-  }();
-  return k;
 }
 
 }  // namespace tmagemm::runtime

@@ -89,8 +89,4 @@ CUtensorMapL2promotion l2_promotion(int row_alignment,
 // operand. TMAGEMM_TMA_L2_STREAM (0, nohint) picks the others for experiments.
 int l2_stream_mode();
 
-// Persistent TMA: K blocks consumer 0 issues before consumer 1 starts (EpilogueParams::stagger); 0 by default.
-// TMAGEMM_CONSUMER_STAGGER sets it for experiments (the kernel caps it at its stages less one).
-int consumer_stagger();
-
 }  // namespace tmagemm::runtime
