@@ -111,10 +111,15 @@ GemmProblem make_grouped_mm_problem(const TensorView& a, const TensorView& b, co
                                     const TensorView& out);
 
 // grouped_mm's representative routing, which the tuner times and the heuristic scores (the user's offsets decide
-// nothing, and the tuning key holds the shape class, not the offsets): the M rows split unevenly, group g in
-// proportion to 0.5 + frac((g + 1) x 0.618...) (a golden-ratio sequence in [0.5, 1.5)), so that group sizes are no
-// multiple of any tile, as a router's are. (An even split made whole tiles of the larger tile shapes, and the tuner
-// chose a 512-row cluster tile that a real routing filled to 62 %.) Returns the G end rows; the last is M.
+// nothing, and the tuning key holds the shape class, not the offsets): groups of uneven popularity, group g weighted
+// 0.5 + frac((g + 1) x 0.618...) (a golden-ratio sequence in [0.5, 1.5)), so that group sizes are no multiple of any
+// tile, as a router's are. (An even split made whole tiles of the larger tile shapes, and the tuner chose a 512-row
+// cluster tile that a real routing filled to 62 %.) With more than kSampledTokensPerGroup tokens a group on average
+// the M rows split in proportion to the weights; with fewer (MoE decode) each token is routed at random in proportion
+// to them (fixed seed), so that groups are left empty as a router leaves them: 64 tokens over 64 groups reach ~40
+// groups, where the proportional split reached 59 and ranked the tiles for a tile count that no routing has
+// (docs/perf-notes.md, twenty-third session). Returns the G end rows; the last is M.
+inline constexpr int64_t kSampledTokensPerGroup = 16;
 std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups);
 
 }  // namespace tmagemm

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <random>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -647,6 +648,24 @@ std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) {
     total += w[g];
   }
   std::vector<int32_t> ends(w.size());
+  if (w.empty()) return ends;
+  if (m <= kSampledTokensPerGroup * groups) {
+    // A sparse routing: each token goes to one group at random in proportion to the weights (a fixed seed; the
+    // generator's raw 64-bit output and an inverse CDF, so every platform draws the same groups).
+    std::vector<double> cdf(w.size());
+    double sum = 0;
+    for (std::size_t g = 0; g < w.size(); ++g) cdf[g] = (sum += w[g]) / total;
+    std::vector<int64_t> rows(w.size(), 0);
+    std::mt19937_64 rng(0x6d6f65);
+    for (int64_t t = 0; t < m; ++t) {
+      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      const auto g = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      ++rows[std::min(static_cast<std::size_t>(g), w.size() - 1)];
+    }
+    int64_t end = 0;
+    for (std::size_t g = 0; g < w.size(); ++g) ends[g] = static_cast<int32_t>(end += rows[g]);
+    return ends;
+  }
   double sum = 0;
   for (std::size_t g = 0; g < w.size(); ++g) {
     sum += w[g];

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "problem/problem.hpp"
 #include "runtime/device.hpp"
@@ -780,6 +782,36 @@ TEST_F(GroupedValidate, RulesNameTheArgument) {
                        "offs data");
   TensorView over = TensorView::contiguous(dev0(4 * MB), DType::i32, {8});  // inside out's bytes
   EXPECT_TMAGEMM_ERROR(make_grouped_mm_problem(a, b, over, out), ErrorCode::invalid_argument, "out overlaps offs");
+}
+
+// grouped_mm's representative routing (tuning_group_ends), which the tuner times and the heuristic scores: end rows
+// non-decreasing up to M, the same on every call; a sparse class (64 tokens over 64 groups, MoE decode) leaves groups
+// empty as a random router does (~40 of 64 reached, the proportional split reached 59), a class of more tokens
+// reaches every group.
+TEST(TuningRouting, EndsAreARoutingOfMAndSparseClassesLeaveGroupsEmpty) {
+  const std::vector<std::pair<int64_t, int64_t>> classes = {{64, 64},    {512, 64}, {4096, 8}, {32768, 64},
+                                                            {1, 1},      {0, 4},    {5, 256},  {1024, 64},
+                                                            {1025, 64}, {1 << 20, 256}};
+  for (const auto& [m, g] : classes) {
+    SCOPED_TRACE(testing::Message() << "M " << m << ", G " << g);
+    const std::vector<int32_t> ends = tuning_group_ends(m, g);
+    ASSERT_EQ(static_cast<int64_t>(ends.size()), g);
+    EXPECT_EQ(ends.back(), m);
+    EXPECT_GE(ends.front(), 0);
+    for (std::size_t i = 1; i < ends.size(); ++i) EXPECT_LE(ends[i - 1], ends[i]);
+    EXPECT_EQ(ends, tuning_group_ends(m, g));
+  }
+  const auto reached = [](int64_t m, int64_t g) {
+    const std::vector<int32_t> ends = tuning_group_ends(m, g);
+    int n = ends.front() > 0 ? 1 : 0;
+    for (std::size_t i = 1; i < ends.size(); ++i) n += ends[i] > ends[i - 1] ? 1 : 0;
+    return n;
+  };
+  EXPECT_GE(reached(64, 64), 30);
+  EXPECT_LE(reached(64, 64), 50);
+  EXPECT_GE(reached(512, 64), 60);
+  EXPECT_EQ(reached(4096, 8), 8);
+  EXPECT_EQ(reached(32768, 64), 64);
 }
 
 }  // namespace
