@@ -18,7 +18,7 @@ g++ -O2 -DNDEBUG -DNB_COMPACT_ASSERTIONS -std=c++20 -fPIC -shared -fvisibility=h
   -I"$PY312_INCLUDE" -I"$cfg" -I"$nb/include" -I"$nb/ext/robin_map/include" \
   -Iinclude -Ibuild/generated/include -Isrc -I"$cuda/include" \
   python/src/module.cpp "$nb/src/nb_combined.cpp" build/libtmagemm.a \
-  -L"$cuda/lib64" -lcudart_static -lnvrtc -lcublasLt -lsqlite3 -ldl -lpthread -lrt \
+  -L"$cuda/lib64" -l:libhiredis.a -lcrypto -lcudart_static -lnvrtc -lcublasLt -lsqlite3 -ldl -lpthread -lrt \
   -Wl,-rpath,"$cuda/lib64" -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib' \
   -o .carry/py312/tmagemm/_C.cpython-312-x86_64-linux-gnu.so
 rm -rf "$cfg"
