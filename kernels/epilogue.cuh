@@ -54,6 +54,9 @@ struct EpilogueParams {
   // Persistent TMA: operands read exactly once (one block of the other operand's extent), whose loads carry an L2
   // evict_first policy: bit 0 A, bit 1 B (persistent_tma.cpp, l2_stream_bits). 0 for the other kernels.
   int l2_stream;
+  // Stream-K: a finishing unit that is its CTA's last may bulk-copy the partial sums through the free ring (1, the
+  // default); 0 keeps every fixup on register loads (TMAGEMM_SK_RING=0: a lab knob, and the tests' comparison).
+  int sk_ring;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec
@@ -110,18 +113,17 @@ struct Epilogue {
   }
   // The two bias values of columns c (even) and c + 1 of a row-vector bias (0 past N_total).
   __device__ __forceinline__ static float2 bias_pair(const EpilogueParams& p, int batch, int c, int N_total) {
-    const long long off = batch * p.bias_bs + c * p.bias_cs;
-    if (p.bias_vec2 && c + 1 < N_total) {
-      if constexpr (BiasType == 2) {
+    if constexpr (BiasType == 0 || BiasType == 1) {  // 16-bit values: the packed pair, unpacked (0 bits are 0.0f)
+      const cuda::std::uint32_t two = c < N_total ? bias_bits_pair(p, batch, c, N_total) : 0u;
+      return make_float2(bias_bits(static_cast<cuda::std::uint16_t>(two & 0xFFFF)),
+                         bias_bits(static_cast<cuda::std::uint16_t>(two >> 16)));
+    } else {
+      const long long off = batch * p.bias_bs + c * p.bias_cs;
+      if (p.bias_vec2 && c + 1 < N_total)
         return *reinterpret_cast<const float2*>(static_cast<const float*>(p.bias) + off);
-      } else {
-        const cuda::std::uint32_t two =
-            *reinterpret_cast<const cuda::std::uint32_t*>(static_cast<const cuda::std::uint16_t*>(p.bias) + off);
-        return make_float2(bias_bits(static_cast<cuda::std::uint16_t>(two & 0xFFFF)),
-                           bias_bits(static_cast<cuda::std::uint16_t>(two >> 16)));
-      }
+      return make_float2(c < N_total ? bias_load(p, off) : 0.0f,
+                         c + 1 < N_total ? bias_load(p, off + p.bias_cs) : 0.0f);
     }
-    return make_float2(c < N_total ? bias_load(p, off) : 0.0f, c + 1 < N_total ? bias_load(p, off + p.bias_cs) : 0.0f);
   }
   // The raw 16-bit values of columns c (even, < N_total) and c + 1 (0 past N_total) of a row-vector bias, packed
   // (c in the low half): one 4-byte access where p.bias_vec2. For 16-bit bias types.
