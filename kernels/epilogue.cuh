@@ -54,9 +54,6 @@ struct EpilogueParams {
   // Persistent TMA: operands read exactly once (one block of the other operand's extent), whose loads carry an L2
   // evict_first policy: bit 0 A, bit 1 B (persistent_tma.cpp, l2_stream_bits). 0 for the other kernels.
   int l2_stream;
-  // Stream-K: a finishing unit that is its CTA's last may bulk-copy the partial sums through the free ring (1, the
-  // default); 0 keeps every fixup on register loads (TMAGEMM_SK_RING=0: a lab knob, and the tests' comparison).
-  int sk_ring;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

@@ -180,12 +180,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // Stream-K: per consumer, whether its warpgroup's unit arrived last on a split tile (set by its thread 0).
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, int[4], int[1]> sk_flag;
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, StreamKSchedule, char> sk_work;  // the schedule (stream-K)
-  // Stream-K: the bulk copies of a finishing unit's partial sums into the free ring complete on these (per consumer,
-  // one per ring slot; see the fixup below).
-  constexpr int kSkChunkRegs = 16;                          // floats a thread takes from one copied chunk
-  constexpr int kSkChunkBytes = kSkChunkRegs * 128 * 4;     // one chunk: 8 KB, [register][thread] floats
-  constexpr int kSkSlots = (S * kStageBytes / C / kSkChunkBytes) < 16 ? S * kStageBytes / C / kSkChunkBytes : 16;
-  __shared__ cuda::std::conditional_t<Cfg::kStreamK, cuda::std::uint64_t[C * kSkSlots], char> sk_bar;
   // grouped_mm in 2x1 clusters: the schedule's tiles are single CTAs' tiles, taken in pairs (scheduler.cuh pair_tile).
   constexpr bool kPairs = Cfg::kGrouped && CM == 2 && CN == 1;
   constexpr int kSchedM = kPairs ? BM : BM * CM;  // rows of a schedule tile
@@ -199,9 +193,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
     if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
-    if constexpr (Cfg::kStreamK)
-      for (int i = 0; i < C * kSkSlots; ++i) cuda::ptx::mbarrier_init(&sk_bar[i], 1);
-    ring.init(C * 4 * CS);  // one arrival per consumer warp of every cluster CTA (fences the inits above too)
+    ring.init(C * 4 * CS);  // one arrival per consumer warp of every cluster CTA
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
   // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
@@ -562,7 +554,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
       // Stream-K: how many units' workspace sums this unit's tile is finished from (0: its own accumulators).
       int reduce_segments = 0;
-      bool summed = false;  // stream-K: the accumulators already hold the tile's sums (the fixup through the ring)
       if constexpr (Cfg::kStreamK) {
         int seg, nseg, slot;
         work.split(u, seg, nseg, slot);
@@ -570,12 +561,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           // A split tile: this unit's partial sums go to the workspace, then it arrives on the tile's counter; the
           // unit that arrives last adds every unit's sums in segment order (its own from registers) and stores the
           // tile. An idle consumer (rows past the tile's last row) has nothing to add or store.
-          // The CTA's last unit (every consumer walks the same units, so all agree) leaves the ring free once every
-          // consumer's wgmmas are done with it: no stage is loaded after it, and the cluster's peers multicast only
-          // into stages this CTA has already seen full.
-          WorkUnit after = u;
-          const bool ring_free = ep.sk_ring != 0 && !work.template next<true>(first_tile, after);
-          if (ring_free) ptx::named_barrier_sync(3, C * 128);
           if (idle) continue;
           constexpr int kFloats = MI * (WN / 2);  // per thread
           constexpr long long seg_step = static_cast<long long>(CS) * BM * BN;
@@ -599,53 +584,6 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           if (!sk_flag[cidx]) continue;  // another unit of the tile finishes it
           __threadfence();  // the other units' sums after their arrivals (acquire)
           reduce_segments = nseg;
-          if (ring_free) {
-            // The fixup through the ring: 8 KB chunks of the units' sums (each [16 registers][128 threads], contiguous
-            // in the workspace) are bulk-copied into this consumer's half of the ring, up to kSkSlots in flight, and
-            // added in segment order. Measured before: loads into registers kept ~23-35 bytes a cycle in flight (the
-            // tile's 128 accumulators leave few registers), and the finishing unit's reads were most of the fixup.
-            constexpr int kSegChunks = kFloats / kSkChunkRegs;
-            static_assert(kFloats % kSkChunkRegs == 0 && kSkSlots >= 2, "whole chunks, two slots at least");
-            unsigned char* buf = smem + cidx * (kSkSlots * kSkChunkBytes);
-            cuda::std::uint64_t* bars = &sk_bar[cidx * kSkSlots];
-            const int chunks = nseg * kSegChunks;
-            auto issue = [&](int c) {
-              const int sl = c % kSkSlots, q = c / kSegChunks, h = c - q * kSegChunks;
-              cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                   cuda::ptx::space_shared, &bars[sl], kSkChunkBytes);
-              cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, buf + sl * kSkChunkBytes,
-                                       slot_base + q * seg_step + h * (kSkChunkRegs * 128), kSkChunkBytes, &bars[sl]);
-            };
-            if (tid == 0) {
-              // NOTE: the async proxy (the bulk copies) reads what the generic proxy's acquire made visible.
-              cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
-              for (int c = 0; c < kSkSlots && c < chunks; ++c) issue(c);
-            }
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) ptx::fence_accumulators(acc[mi]);
-            // Chunk c = q kSegChunks + h of segment q: the first segment is assigned, the others added.
-            auto take = [&](int q, auto first_seg) {
-#pragma unroll
-              for (int h = 0; h < kSegChunks; ++h) {
-                const int c = q * kSegChunks + h, sl = c % kSkSlots;
-                mbar_wait(&bars[sl], static_cast<uint32_t>(c / kSkSlots) & 1u);
-                const float* v = reinterpret_cast<const float*>(buf + sl * kSkChunkBytes) + tid;
-#pragma unroll
-                for (int r = 0; r < kSkChunkRegs; ++r) {
-                  const int f = h * kSkChunkRegs + r, mi = f / (WN / 2), i = f % (WN / 2);
-                  if constexpr (decltype(first_seg)::value)
-                    acc[mi][i] = v[r * 128];
-                  else
-                    acc[mi][i] += v[r * 128];
-                }
-                ptx::named_barrier_sync(4 + cidx, 128);  // every thread has read the slot
-                if (tid == 0 && c + kSkSlots < chunks) issue(c + kSkSlots);
-              }
-            };
-            take(0, cuda::std::true_type{});
-            for (int q = 1; q < nseg; ++q) take(q, cuda::std::false_type{});
-            summed = true;
-          }
         }
       }
 #pragma unroll
@@ -674,7 +612,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         };
         if constexpr (kPromote > 0) {
           finish(total[mi]);
-        } else if (Cfg::kStreamK && reduce_segments > 0 && !summed) {
+        } else if (Cfg::kStreamK && reduce_segments > 0) {
           // Every unit's sums from the workspace (this one's too: the same values), added in segment order, so that
           // the tile's result does not depend on which unit finished last. (Into the accumulators, dead here: the next
           // unit's first wgmma overwrites them, see k_block.)

@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <string_view>
 #include <optional>
 #include <tuple>
 
@@ -507,10 +506,6 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
       ep.sk_partials = static_cast<float*>(workspace);
       ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + stream_k_partials_bytes(c, l));
       ep.sk_seg_stride = static_cast<int>(l.max_segments);
-      // The fixup through the ring (kernels/gemm_persistent_tma.cuh) unless TMAGEMM_SK_RING=0 (read per launch: the
-      // GPU tests compare both paths' bits).
-      const char* ring = std::getenv("TMAGEMM_SK_RING");
-      ep.sk_ring = ring != nullptr && std::string_view(ring) == "0" ? 0 : 1;
       runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, stream_k_counter_bytes(c, l), stream),
                           "cudaMemsetAsync(stream-K counters)");
     }
