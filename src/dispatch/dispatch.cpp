@@ -96,10 +96,14 @@ void write_epilogue_of_zero(const GemmProblem& p, cudaStream_t stream) {
   runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), "launch(epilogue_only)");
 }
 
-// Library workspace (cuBLASLt) for one launch. Outside a capture: one buffer per (device, stream), kept and grown
-// (launches on one stream are ordered, so they may share it). Inside a capture: stream-ordered memory from the
-// device's default pool, allocated and freed around the launch on the capturing stream, so the graph holds its own
-// allocation nodes and nothing is allocated outside the capture's order.
+// A launch's workspace (cuBLASLt's, stream-K's partial sums and counters, the pad path's copies). Outside a capture: one
+// buffer per (device, stream), kept and grown. Inside a capture: stream-ordered memory from the device's default pool,
+// allocated and freed around the launch on the capturing stream, so the graph holds its own allocation nodes and
+// nothing is allocated outside the capture's order.
+// A call holds its stream's buffer until its work is enqueued: calls from several threads on one stream then enqueue
+// their work one call at a time (a stream-K counter memset and its kernel, the pad path's copies and its GEMM,
+// cuBLASLt's kernels: interleaved, one call's kernel would read another's counters or copies), and a buffer is grown
+// (freed and allocated again) only while no other call holds it. Stream order does the rest.
 // NOTE: cudaMalloc/cudaFree are not allowed while a stream is captured (they would invalidate the capture).
 class Workspace {
  public:
@@ -110,18 +114,17 @@ class Workspace {
       owned_ = true;
       return;
     }
-    static std::mutex mutex;
-    static std::map<std::pair<int, cudaStream_t>, std::pair<void*, std::size_t>> buffers;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& entry = buffers[{device, stream}];
-    if (entry.second < bytes) {
+    Buffer& buffer = buffer_of(device, stream);
+    hold_ = std::unique_lock<std::mutex>(buffer.mutex);
+    if (buffer.bytes < bytes) {
       const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
-      if (entry.first) runtime::check_cuda(cudaFree(entry.first), "cudaFree(workspace)");
-      entry = {nullptr, 0};
-      runtime::check_cuda(cudaMalloc(&entry.first, bytes), "cudaMalloc(workspace)");
-      entry.second = bytes;
+      if (buffer.ptr) runtime::check_cuda(cudaFree(buffer.ptr), "cudaFree(workspace)");
+      buffer.ptr = nullptr;
+      buffer.bytes = 0;
+      runtime::check_cuda(cudaMalloc(&buffer.ptr, bytes), "cudaMalloc(workspace)");
+      buffer.bytes = bytes;
     }
-    ptr_ = entry.first;
+    ptr_ = buffer.ptr;
   }
   ~Workspace() {
     if (owned_) cudaFreeAsync(ptr_, stream_);
@@ -131,9 +134,23 @@ class Workspace {
   void* get() const { return ptr_; }
 
  private:
+  struct Buffer {
+    std::mutex mutex;  // held by the call using the buffer, from its allocation to its work enqueued
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  // The stream's buffer (entries are never removed: a reference stays valid).
+  static Buffer& buffer_of(int device, cudaStream_t stream) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;
+    std::lock_guard<std::mutex> lock(mutex);
+    return buffers[{device, stream}];
+  }
+
   cudaStream_t stream_;
   void* ptr_ = nullptr;
   bool owned_ = false;
+  std::unique_lock<std::mutex> hold_;
 };
 
 }  // namespace

@@ -2,11 +2,13 @@
 // problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (one tile a CTA),
 // K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference (relative
 // Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
-// bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); and two streams
-// launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running).
+// bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
+// launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running); and threads
+// sharing one stream, and so its workspace (each call's counters and sums its own).
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "choices/persistent_tma.hpp"
 #include "gpu/gpu_util.hpp"
@@ -137,6 +139,59 @@ TEST_F(StreamK, ConcurrentLaunchesOnTwoStreamsFinish) {
   }
   cudaStreamDestroy(s0);
   cudaStreamDestroy(s1);
+}
+
+// Calls from several threads on one stream share the stream's workspace (dispatch.cpp): each call's counter memset,
+// kernel and partial sums must not interleave with another call's, and a buffer must not be grown (freed) under a
+// call that holds it. Six threads, each with its own operands, four problems of different workspace sizes in a
+// different order per thread, on the default stream, three rounds; every output against the reference.
+TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) {
+  const int64_t shapes[][3] = {{1200, 4000, 1000}, {2000, 3000, 2000}, {1200, 4000, 4096}, {2304, 2304, 3072}};
+  constexpr int kThreads = 6, kShapes = 4;
+  struct Job {
+    Matrix a, b, out;
+    int64_t m, n, k;
+    std::vector<float> ref;
+  };
+  std::vector<std::vector<Job>> jobs(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    for (int j = 0; j < kShapes; ++j) {
+      const auto& s = shapes[(j + t) % kShapes];
+      Matrix a = make_matrix(DType::bf16, s[0], s[2], false, 8, rng, true);
+      Matrix b = make_matrix(DType::bf16, s[2], s[1], t % 2 == 1, 8, rng, true);
+      Matrix out = make_matrix(DType::bf16, s[0], s[1], false, 8, rng, false);
+      std::vector<float> ref = reference_gemm(a, b, s[0], s[1], s[2]);
+      jobs[t].push_back(Job{std::move(a), std::move(b), std::move(out), s[0], s[1], s[2], std::move(ref)});
+    }
+  const char* regex[kThreads] = {kConfigs[0], kConfigs[1], kConfigs[2], kConfigs[0], kConfigs[2], kConfigs[1]};
+  for (int round = 0; round < 3; ++round) {
+    for (auto& thread_jobs : jobs)
+      for (Job& job : thread_jobs) job.out.upload();  // poison again
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          const Options o = stream_k_options(regex[t]);
+          for (Job& job : jobs[t]) mm(job.a.view(), job.b.view(), job.out.view(), o);
+        } catch (const std::exception& e) {
+          errors[t] = e.what();
+        }
+      });
+    for (auto& th : pool) th.join();
+    cuda_ok(cudaDeviceSynchronize(), "mm");
+    for (int t = 0; t < kThreads; ++t) {
+      EXPECT_EQ(errors[t], "") << "round " << round << ", thread " << t;
+      for (Job& job : jobs[t]) {
+        const Check chk = compare(job.out, job.ref);
+        EXPECT_EQ(chk.nan_count, 0) << "round " << round << ", thread " << t << ", " << job.m << "x" << job.n << "x"
+                                     << job.k << ": " << chk.first_bad;
+        EXPECT_LE(chk.rel_err, 1e-2) << "round " << round << ", thread " << t << ", " << job.m << "x" << job.n << "x"
+                                     << job.k << ": " << chk.first_bad;
+      }
+    }
+    if (HasFailure()) return;
+  }
 }
 
 }  // namespace
