@@ -97,9 +97,9 @@ void write_epilogue_of_zero(const GemmProblem& p, cudaStream_t stream) {
 }
 
 // A launch's workspace (cuBLASLt's, stream-K's partial sums and counters, the pad path's copies). Outside a capture: one
-// buffer per (device, stream), kept and grown. Inside a capture: stream-ordered memory from the device's default pool,
-// allocated and freed around the launch on the capturing stream, so the graph holds its own allocation nodes and
-// nothing is allocated outside the capture's order.
+// buffer per (device, stream), kept and grown. Inside a capture (and on the per-thread default stream): stream-ordered
+// memory from the device's default pool, allocated and freed around the launch on the stream, so that a graph holds its
+// own allocation nodes and nothing is allocated outside the capture's order.
 // A call holds its stream's buffer until its work is enqueued: calls from several threads on one stream then enqueue
 // their work one call at a time (a stream-K counter memset and its kernel, the pad path's copies and its GEMM,
 // cuBLASLt's kernels: interleaved, one call's kernel would read another's counters or copies), and a buffer is grown
@@ -109,12 +109,15 @@ class Workspace {
  public:
   Workspace(int device, cudaStream_t stream, std::size_t bytes) : stream_(stream) {
     if (bytes == 0) return;
-    if (runtime::stream_capturing(stream)) {
-      runtime::check_cuda(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync(workspace, in a graph capture)");
+    // The per-thread default stream is one handle for many streams (one a thread): a shared buffer would be used by
+    // their kernels at once. Its calls allocate their own, as a capture does.
+    if (stream == cudaStreamPerThread || runtime::stream_capturing(stream)) {
+      runtime::check_cuda(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync(workspace)");
       owned_ = true;
       return;
     }
-    Buffer& buffer = buffer_of(device, stream);
+    // (cudaStreamLegacy is the null stream: one buffer, one turn.)
+    Buffer& buffer = buffer_of(device, stream == cudaStreamLegacy ? nullptr : stream);
     hold_ = std::unique_lock<std::mutex>(buffer.mutex);
     if (buffer.bytes < bytes) {
       const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)

@@ -4,7 +4,8 @@
 // Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
 // bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
 // launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running); and threads
-// sharing one stream, and so its workspace (each call's counters and sums its own).
+// sharing one stream handle, the null stream's workspace or the per-thread default stream (each call's counters and
+// sums its own).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -144,8 +145,9 @@ TEST_F(StreamK, ConcurrentLaunchesOnTwoStreamsFinish) {
 // Calls from several threads on one stream share the stream's workspace (dispatch.cpp): each call's counter memset,
 // kernel and partial sums must not interleave with another call's, and a buffer must not be grown (freed) under a
 // call that holds it. Six threads, each with its own operands, four problems of different workspace sizes in a
-// different order per thread, on the default stream, three rounds; every output against the reference.
-TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) {
+// different order per thread, three rounds; every output against the reference. `stream`: the handle every thread
+// passes (the null stream: one stream for all; cudaStreamPerThread: one handle, a stream per thread).
+void threads_on_one_stream_handle(cudaStream_t stream, std::mt19937& rng) {
   const int64_t shapes[][3] = {{1200, 4000, 1000}, {2000, 3000, 2000}, {1200, 4000, 4096}, {2304, 2304, 3072}};
   constexpr int kThreads = 6, kShapes = 4;
   struct Job {
@@ -172,8 +174,10 @@ TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) {
     for (int t = 0; t < kThreads; ++t)
       pool.emplace_back([&, t] {
         try {
-          const Options o = stream_k_options(regex[t]);
+          Options o = stream_k_options(regex[t]);
+          o.stream = stream;
           for (Job& job : jobs[t]) mm(job.a.view(), job.b.view(), job.out.view(), o);
+          cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         } catch (const std::exception& e) {
           errors[t] = e.what();
         }
@@ -190,8 +194,16 @@ TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) {
                                      << job.k << ": " << chk.first_bad;
       }
     }
-    if (HasFailure()) return;
+    if (::testing::Test::HasFailure()) return;
   }
+}
+
+TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) { threads_on_one_stream_handle(nullptr, rng); }
+
+// Each thread's own stream behind the one handle: calls allocate their workspace on their stream (stream-ordered), as
+// in a graph capture, since one buffer would be used by several streams' kernels at once.
+TEST_F(StreamK, ThreadsOnThePerThreadDefaultStreamKeepTheirOwnSums) {
+  threads_on_one_stream_handle(cudaStreamPerThread, rng);
 }
 
 }  // namespace
