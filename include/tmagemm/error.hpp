@@ -11,6 +11,9 @@ enum class ErrorCode {
   cuda_error,        // a CUDA runtime/driver call failed
   compile_error,     // NVRTC failed; the message carries the compiler log
   no_valid_choice,   // every backend declined the problem; the message lists each one's reason
+  out_of_memory,     // device memory ran out (a CUDA allocation, a module load, cuBLASLt's); nothing was written to
+                     // out, and the same call may succeed once memory is freed. A call falls back to another choice
+                     // first (README "Errors"); this is thrown only when none could run.
 };
 
 const char* to_string(ErrorCode code) noexcept;

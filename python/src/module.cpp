@@ -47,7 +47,7 @@ namespace {
 // Python exception classes by ErrorCode, set once by tmagemm/__init__.py (all
 // subclasses of tmagemm.Error). Plain owned pointers, never released: a static
 // nb::object would be destroyed after the interpreter is gone.
-PyObject* g_error_types[5] = {};
+PyObject* g_error_types[6] = {};
 
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::invalid_argument, message); }
 
@@ -169,7 +169,7 @@ NB_MODULE(_C, m) {
   m.doc() = "tmagemm's C++ library (python/src/module.cpp); use the tmagemm package, not this module";
 
   m.def("_set_error_types", [](nb::handle invalid_argument, nb::handle unsupported, nb::handle cuda_error,
-                               nb::handle compile_error, nb::handle no_valid_choice) {
+                               nb::handle compile_error, nb::handle no_valid_choice, nb::handle out_of_memory) {
     auto set = [](ErrorCode code, nb::handle type) {
       PyObject*& slot = g_error_types[static_cast<int>(code)];
       Py_XDECREF(slot);
@@ -180,6 +180,7 @@ NB_MODULE(_C, m) {
     set(ErrorCode::cuda_error, cuda_error);
     set(ErrorCode::compile_error, compile_error);
     set(ErrorCode::no_valid_choice, no_valid_choice);
+    set(ErrorCode::out_of_memory, out_of_memory);
   });
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -287,6 +288,8 @@ NB_MODULE(_C, m) {
     d["tuned"] = s.tuned;
     d["cached_only_misses"] = s.cached_only_misses;
     d["heuristic"] = s.heuristic;
+    d["out_of_memory_retries"] = s.out_of_memory_retries;
+    d["tunings_out_of_memory"] = s.tunings_out_of_memory;
     d["modules_loaded"] = s.modules_loaded;
     d["modules_kept"] = s.modules_kept;
     d["modules_unloaded"] = s.modules_unloaded;

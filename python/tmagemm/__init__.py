@@ -27,10 +27,12 @@ from ._errors import (  # noqa: E402
     Error,
     InvalidArgumentError,
     NoValidChoiceError,
+    OutOfMemoryError,
     UnsupportedError,
 )
 
-_C._set_error_types(InvalidArgumentError, UnsupportedError, CudaError, CompileError, NoValidChoiceError)
+_C._set_error_types(InvalidArgumentError, UnsupportedError, CudaError, CompileError, NoValidChoiceError,
+                    OutOfMemoryError)
 
 from . import _library, cache  # noqa: E402,F401  (registers torch.ops.tmagemm.*)
 from ._ops import addmm, bmm, explain, grouped_mm, mm, scaled_mm, tune  # noqa: E402
@@ -43,4 +45,5 @@ Explanation = _C.Explanation
 __all__ = [
     "mm", "addmm", "scaled_mm", "bmm", "grouped_mm", "explain", "tune", "cache", "Options", "Explanation", "ChoiceReport",
     "Error", "InvalidArgumentError", "UnsupportedError", "CudaError", "CompileError", "NoValidChoiceError",
+    "OutOfMemoryError",
 ]

@@ -1,6 +1,9 @@
 """The exceptions tmagemm raises: one class per C++ tmagemm::ErrorCode, each also a subclass of the built-in
 exception a Python user expects (ValueError for bad input, NotImplementedError for what this build or op does not
-handle, RuntimeError otherwise). The message is the C++ library's, naming the argument and the rule."""
+handle, RuntimeError otherwise; torch.OutOfMemoryError where device memory ran out). The message is the C++ library's,
+naming the argument and the rule."""
+
+import torch
 
 
 class Error(Exception):
@@ -39,5 +42,14 @@ class NoValidChoiceError(Error, RuntimeError):
     code = "no_valid_choice"
 
 
-for _cls in (Error, InvalidArgumentError, UnsupportedError, CudaError, CompileError, NoValidChoiceError):
+class OutOfMemoryError(CudaError, torch.OutOfMemoryError):
+    """Device memory ran out for every choice that could run the call (each one's workspace, module or cuBLASLt's
+    own); nothing was written to out, and the call may succeed once memory is freed. Also a torch.OutOfMemoryError,
+    as torch's own ops raise."""
+
+    code = "out_of_memory"
+
+
+for _cls in (Error, InvalidArgumentError, UnsupportedError, CudaError, CompileError, NoValidChoiceError,
+             OutOfMemoryError):
     _cls.__module__ = "tmagemm"

@@ -10,6 +10,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::cuda_error: return "cuda_error";
     case ErrorCode::compile_error: return "compile_error";
     case ErrorCode::no_valid_choice: return "no_valid_choice";
+    case ErrorCode::out_of_memory: return "out_of_memory";
   }
   return "unknown";
 }

@@ -423,6 +423,10 @@ int cublaslt_top_k() {
 namespace {
 
 const char* status_name(cublasStatus_t s) { return cublasLtGetStatusName(s); }
+// A failed launch's code: out_of_memory where cuBLASLt could not allocate (a failure of the moment), else cuda_error.
+ErrorCode error_code(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_ALLOC_FAILED ? ErrorCode::out_of_memory : ErrorCode::cuda_error;
+}
 
 cudaDataType_t cuda_type(DType d) {
   switch (d) {
@@ -832,7 +836,7 @@ class CublasLtChoice final : public Choice {
       if (st != CUBLAS_STATUS_SUCCESS) what = "cublasLtMatmulDescInit";
       if (st == CUBLAS_STATUS_SUCCESS) st = configure_matmul_desc(call, plan.sm_target, op, what);
       if (st != CUBLAS_STATUS_SUCCESS)
-        throw Error(ErrorCode::cuda_error, fmt::format("{}: {}: {}", name_, what, status_name(st)));
+        throw Error(error_code(st), fmt::format("{}: {}: {}", name_, what, status_name(st)));
     }
     void* out = const_cast<void*>(call.c.data);
     // D = out. C is out (beta = 0: never read) or a full bias read with beta (it may be out itself, in place; the
@@ -842,7 +846,7 @@ class CublasLtChoice final : public Choice {
                        call.c_in.data, plan.desc.c_layout(), out, plan.desc.c, &v.algo, workspace,
                        workspace ? kCublasLtWorkspaceBytes : 0, stream);
     if (st != CUBLAS_STATUS_SUCCESS)
-      throw Error(ErrorCode::cuda_error, fmt::format("cublasLtMatmul({}): {}", name_, status_name(st)));
+      throw Error(error_code(st), fmt::format("cublasLtMatmul({}): {}", name_, status_name(st)));
   }
 
   std::size_t workspace_bytes(const GemmProblem&) const override { return kCublasLtWorkspaceBytes; }

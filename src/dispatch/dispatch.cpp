@@ -9,6 +9,9 @@
 #include <map>
 #include <tuple>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "choices/epilogue_params.hpp"
 #include "jit/jit.hpp"
@@ -170,12 +173,19 @@ void run(const GemmProblem& p, const Options& o) {
   }
   // A choice that fails to compile or launch is reported and skipped, and the next one runs; choose() throws
   // Error(no_valid_choice) with every reason when none is left. Nothing is written to out by a failed launch.
+  // A choice that runs out of device memory (Error(out_of_memory): its workspace, a module load, cuBLASLt's own) is
+  // passed over for this call only: the next runs in its place (tune::choose_instead) and the choice stays the
+  // problem's; when none is left the call throws the first out-of-memory error.
   // TMAGEMM_LOG=timing: the call's host time (the clock is read only when the topic is on: this is every call's path).
   const bool timed = runtime::log_enabled("timing");
   using clock = std::chrono::steady_clock;
+  std::vector<std::string> out_of_memory;  // choices that ran out of device memory on this call
+  std::optional<Error> first_out_of_memory;
   for (;;) {
     const clock::time_point t0 = timed ? clock::now() : clock::time_point{};
-    const choices::ChoicePtr choice = tune::choose(p, o);
+    const choices::ChoicePtr choice =
+        out_of_memory.empty() ? tune::choose(p, o) : tune::choose_instead(p, o, out_of_memory);
+    if (!choice) throw *first_out_of_memory;
     try {
       const clock::time_point t1 = timed ? clock::now() : clock::time_point{};
       Workspace workspace(p.device, o.stream, choice->workspace_bytes(p));
@@ -191,6 +201,12 @@ void run(const GemmProblem& p, const Options& o) {
     } catch (const Error& e) {
       if (e.code() == ErrorCode::invalid_argument) throw;
       cudaGetLastError();  // a launch error that is not sticky; a sticky one fails every later choice too
+      if (e.code() == ErrorCode::out_of_memory) {
+        if (!first_out_of_memory) first_out_of_memory.emplace(e);
+        out_of_memory.push_back(choice->name());
+        tune::report_out_of_memory(p, *choice, e.what());
+        continue;
+      }
       tune::report_failure(p, o, *choice, e.what());
     }
   }

@@ -15,7 +15,7 @@ namespace tmagemm::runtime {
 namespace {
 
 struct Compiled {
-  std::optional<std::regex> compile, launch;
+  std::optional<std::regex> compile, launch, oom;
 };
 
 std::mutex g_mutex;
@@ -33,10 +33,11 @@ std::optional<std::regex> compile_regex(const std::string& pattern, const char* 
 }
 
 void install(const Faults& f) {
-  Compiled c{compile_regex(f.compile_regex, "compile"), compile_regex(f.launch_regex, "launch")};
+  Compiled c{compile_regex(f.compile_regex, "compile"), compile_regex(f.launch_regex, "launch"),
+             compile_regex(f.oom_regex, "oom")};
   std::lock_guard<std::mutex> lock(g_mutex);
   g_faults = std::move(c);
-  g_active.store(g_faults.compile || g_faults.launch, std::memory_order_relaxed);
+  g_active.store(g_faults.compile || g_faults.launch || g_faults.oom, std::memory_order_relaxed);
 }
 
 // Parses TMAGEMM_FAULT_INJECT once, at the first check.
@@ -55,9 +56,11 @@ void read_environment_once() {
         f.compile_regex = std::string(part.substr(8));
       else if (part.starts_with("launch="))
         f.launch_regex = std::string(part.substr(7));
+      else if (part.starts_with("oom="))
+        f.oom_regex = std::string(part.substr(4));
       else if (!part.empty())
         throw Error(ErrorCode::invalid_argument, "TMAGEMM_FAULT_INJECT='" + std::string(raw) +
-                                                     "' is not valid: expected compile=REGEX;launch=REGEX");
+                                                     "' is not valid: expected compile=REGEX;launch=REGEX;oom=REGEX");
     }
     install(f);
   });
@@ -86,6 +89,14 @@ void inject_compile_fault(const std::string& kernel_name) {
 void inject_launch_fault(const std::string& choice_name) {
   if (matches(&Compiled::launch, choice_name))
     throw Error(ErrorCode::cuda_error, "injected launch failure for " + choice_name + " (TMAGEMM_FAULT_INJECT)");
+  if (matches(&Compiled::oom, choice_name))
+    throw Error(ErrorCode::out_of_memory,
+                "injected out-of-memory failure for " + choice_name + " (TMAGEMM_FAULT_INJECT)");
+}
+
+void inject_allocation_fault(const std::string& what) {
+  if (matches(&Compiled::oom, what))
+    throw Error(ErrorCode::out_of_memory, "injected out-of-memory failure for " + what + " (TMAGEMM_FAULT_INJECT)");
 }
 
 }  // namespace tmagemm::runtime

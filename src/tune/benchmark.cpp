@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -208,6 +209,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   // 1. Precompile every candidate in parallel (and the quick check's two kernels with them); a failure drops
   //    that candidate.
   std::vector<std::string> failure(cands.size());
+  std::vector<char> failure_oom(cands.size());  // the failure was device memory running out
   {
     const std::string arch = runtime::device_info(p.device).arch();
     const std::size_t jobs = cands.size() + 5;
@@ -233,7 +235,10 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
             else
               cands[i]->precompile(p, p.device);
           } catch (const std::exception& e) {
-            if (i < cands.size()) failure[i] = e.what();  // a check-kernel failure resurfaces at its load
+            if (i < cands.size()) {  // a check-kernel failure resurfaces at its load
+              failure[i] = e.what();
+              failure_oom[i] = runtime::is_out_of_memory(e);
+            }
           }
         }
       });
@@ -245,6 +250,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   // 2. Scratch inputs and output with the user's strides and the same alignment (never the user's memory: the
   //    inputs' values must not decide anything, and the output is not written before the winner runs).
   cudaStream_t stream = o.stream;
+  runtime::inject_allocation_fault("tuner:scratch");
   const ScratchInput scratch_a = scratch_input(p.a, p.batch, p.device, 0x61, stream);
   const ScratchInput scratch_b = scratch_input(p.b, p.batch, p.device, 0x62, stream);
   const std::size_t bytes = extent_bytes(p.out, p.batch);
@@ -369,6 +375,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     const auto& c = cands[i];
     if (!failure[i].empty()) {
       fmt::print(stderr, "tmagemm autotune: dropped {} (precompile failed): {}\n", c->name(), failure[i]);
+      if (failure_oom[i]) result.out_of_memory.push_back(c->name());
       continue;
     }
     try {
@@ -388,6 +395,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     } catch (const Error& e) {
       cudaGetLastError();  // a non-sticky launch error; a sticky one fails the next CUDA call anyway
       fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", c->name(), e.what());
+      if (e.code() == ErrorCode::out_of_memory) result.out_of_memory.push_back(c->name());
     }
   }
 
@@ -415,6 +423,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
           cudaGetLastError();
           m.failed = true;
           fmt::print(stderr, "tmagemm autotune: dropped {} (failed to run): {}\n", m.choice->name(), e.what());
+          if (e.code() == ErrorCode::out_of_memory) result.out_of_memory.push_back(m.choice->name());
         }
       }
     }
@@ -470,6 +479,11 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     std::string msg = fmt::format("every candidate failed precompile or its check for {}", p.describe());
     for (std::size_t i = 0; i < cands.size(); ++i)
       if (!failure[i].empty()) msg += fmt::format("\n  {}: {}", cands[i]->name(), failure[i]);
+    // Where device memory ran out for some, the tuning is what failed, not every choice (the tuner then runs one
+    // untimed).
+    if (!result.out_of_memory.empty())
+      throw Error(ErrorCode::out_of_memory, msg + "\n  (device memory ran out for " +
+                                                fmt::format("{}", fmt::join(result.out_of_memory, ", ")) + ")");
     throw Error(ErrorCode::no_valid_choice, msg);
   }
   std::vector<Entry> entries;

@@ -31,6 +31,9 @@ struct Tuned {  // the outcome of one benchmark
   bool both_flushes = false;
   std::vector<std::pair<std::string, std::pair<double, double>>> flush_ms;
   int benchmarked = 0;
+  // Candidates dropped because device memory ran out (Error(out_of_memory): a failure of the moment, not of the
+  // choice). A tuning with any is incomplete: the tuner keeps its winner in memory and does not store it.
+  std::vector<std::string> out_of_memory;
 };
 
 // The accuracy floor. No choice may be less accurate than an fp32-accumulated GEMM rounded once to the output type.

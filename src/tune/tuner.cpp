@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -120,7 +121,7 @@ class DisabledBackend final : public choices::Choice {
 // How choose() answered (tmagemm::tuning_stats).
 struct Counters {
   std::atomic<uint64_t> memo_hits{0}, bucket_hits{0}, db_hits{0}, db_misses{0}, tuned{0}, cached_only_misses{0},
-      heuristic{0};
+      heuristic{0}, out_of_memory_retries{0}, tunings_out_of_memory{0};
 };
 Counters g_counters;
 void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
@@ -274,6 +275,23 @@ R with_database(F&& f, R fallback) {
     return fallback;
   }
 }
+
+// Out-of-memory reports (report_out_of_memory, report_tuning_out_of_memory): when each subject was last reported,
+// so that an outage writes one line per subject every kOutOfMemoryReportSeconds. forget_in_memory clears it.
+struct OutOfMemoryReports {
+  std::mutex mutex;
+  std::map<std::string, std::chrono::steady_clock::time_point> last;
+  // True when `subject` was not reported in the last kOutOfMemoryReportSeconds (and marks it reported now).
+  bool due(const std::string& subject) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto [it, first] = last.try_emplace(subject, now);
+    if (!first && now - it->second < std::chrono::seconds(kOutOfMemoryReportSeconds)) return false;
+    it->second = now;
+    return true;
+  }
+};
+OutOfMemoryReports g_oom_reports;
 
 // Choices that failed to compile or launch in this process, per database key (with the failure): skipped from then
 // on (enumerate gives the reason), so a failing choice is never returned again.
@@ -486,8 +504,10 @@ Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_h
       at = benchmark(with_m(bt.problem, m), o, finalists, BenchmarkRun{.card_warm = true, .keep_winner = false});
     } catch (const Error& e) {
       if (e.code() == ErrorCode::invalid_argument) throw;
+      if (e.code() == ErrorCode::out_of_memory) at_hi.out_of_memory.push_back(fmt::format("the tuning at M = {}", m));
       continue;  // every finalist failed at this M: the others decide (the largest M's check passed)
     }
+    at_hi.out_of_memory.insert(at_hi.out_of_memory.end(), at.out_of_memory.begin(), at.out_of_memory.end());
     const double best = at.timings.front().ms;
     for (const Timing& t : at.timings) relative[t.choice].push_back(t.ms / best);
     ms_timed.push_back(m);
@@ -577,6 +597,18 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
   return bucket_tuning(p, o, dev, cands, usable);
 }
 
+namespace {
+
+// The tuning itself ran out of device memory: one stderr line per problem key every kOutOfMemoryReportSeconds.
+void report_tuning_out_of_memory(const GemmProblem& p, const choices::Choice* chosen, const std::string& what) {
+  if (!g_oom_reports.due("tuning " + p.describe())) return;
+  fmt::print(stderr, "tmagemm: device memory ran out while tuning {}; the call runs the heuristic choice {} untimed "
+             "and a later call tunes again: {}\n", p.describe(), chosen ? chosen->name() : std::string("(none)"),
+             what);
+}
+
+}  // namespace
+
 choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   MemoKey mkey = memo_key(p, o, dev);
   {
@@ -662,8 +694,22 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
       // In a bucket the finalists are checked on its other Ms first: the final winner's modules are kept once it runs.
       std::vector<choices::ChoicePtr> timed = bt.candidates;
       timed.insert(timed.end(), bt.top_only.begin(), bt.top_only.end());
-      Tuned t = benchmark(bt.problem, o, timed, BenchmarkRun{.keep_winner = bt.bucket.exact()});
-      if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, bucket_winner_of(bt, std::move(t)));
+      Tuned t;
+      try {
+        t = benchmark(bt.problem, o, timed, BenchmarkRun{.keep_winner = bt.bucket.exact()});
+        if (!bt.bucket.exact()) t = confirm_across_bucket(o, bt, bucket_winner_of(bt, std::move(t)));
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::out_of_memory) throw;
+        // Device memory ran out for the tuning itself (its scratch, or every candidate): a failure of the moment.
+        // The call runs the heuristic choice untimed, and nothing is remembered: a later call tunes again.
+        cudaGetLastError();
+        count(g_counters.tunings_out_of_memory);
+        chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
+        count(g_counters.heuristic);
+        report_tuning_out_of_memory(p, chosen.get(), e.what());
+        if (chosen) return chosen;
+        throw;
+      }
       count(g_counters.tuned);
       if (runtime::log_enabled("autotune")) {
         if (!bt.bucket.exact())
@@ -673,16 +719,26 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
         print_autotune(bt.problem, t, bt.candidates.size() + bt.top_only.size());
       }
       const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
-      with_database(
-          [&](TuningDb& db) {
-            db.put(key, record);
-            return true;
-          },
-          false);
+      // A tuning that dropped a candidate because device memory ran out is incomplete: its winner serves this process
+      // (remembered in memory) but is neither stored nor published, so that a later process tunes the problem whole.
+      const bool complete = t.out_of_memory.empty();
+      if (!complete) {
+        count(g_counters.tunings_out_of_memory);
+        fmt::print(stderr, "tmagemm: device memory ran out for {} while tuning {}; its winner {} is used by this "
+                   "process but not stored in the tuning database\n", fmt::join(t.out_of_memory, ", "),
+                   p.describe(), t.winner->name());
+      }
+      if (complete)
+        with_database(
+            [&](TuningDb& db) {
+              db.put(key, record);
+              return true;
+            },
+            false);
       winners = bucket_winners(p, bucket, cands, record);  // the call's own enumeration of the winners
       if (!winners.pick) winners.pick = t.winner;
       // The fleet's cache, with the cubins (signed) of the winner and of the largest M's own choice.
-      publish_winner(bt.problem, key, record, *t.winner, dev, winners.top.get());
+      if (complete) publish_winner(bt.problem, key, record, *t.winner, dev, winners.top.get());
       chosen = at_top && winners.top ? winners.top : winners.pick;
       if (winners.top && runtime::log_enabled("autotune"))
         fmt::print(stderr, "AUTOTUNE bucket M {}: M = {} itself runs {}, its own timings' winner (the bucket's "
@@ -733,6 +789,36 @@ void report_failure(const GemmProblem& p, const Options& o, const choices::Choic
   fmt::print(stderr, "tmagemm: {} failed for {} and is skipped from now on: {}\n", choice.name(), p.describe(), what);
 }
 
+choices::ChoicePtr choose_instead(const GemmProblem& p, const Options& o, const std::vector<std::string>& excluded) {
+  return choose_instead(p, o, runtime::device_info(p.device), excluded);
+}
+
+choices::ChoicePtr choose_instead(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
+                                  const std::vector<std::string>& excluded) {
+  std::vector<Candidate> cands = enumerate(p, o, dev);
+  for (auto& c : cands)
+    if (std::find(excluded.begin(), excluded.end(), c.choice->name()) != excluded.end()) {
+      c.reason = "ran out of device memory on this call";
+      c.set_aside = false;
+    }
+  if (o.tuning != Tuning::heuristic) {
+    const auto rec = with_database([&](TuningDb& db) { return db.get(database_key(p, o, dev)); },
+                                   std::optional<TuningRecord>());
+    if (rec)  // timings are stored fastest first
+      for (const Timing& t : rec->timings)
+        if (choices::ChoicePtr c = runnable(cands, t.choice)) return c;
+  }
+  return heuristic_choice(p, cands, dev, o.sm_carveout);
+}
+
+void report_out_of_memory(const GemmProblem& p, const choices::Choice& choice, const std::string& what) {
+  count(g_counters.out_of_memory_retries);
+  if (!g_oom_reports.due("choice " + choice.name())) return;
+  fmt::print(stderr, "tmagemm: {} ran out of device memory for {}; the call runs another choice ({} stays the "
+             "choice; reported at most every {} s): {}\n", choice.name(), p.describe(), choice.name(),
+             kOutOfMemoryReportSeconds, what);
+}
+
 std::string database_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   const std::string filters = filter_signature(o);
   return tuning_key(p, dev, o.m_buckets) + (filters.empty() ? "" : "|" + filters);
@@ -778,6 +864,10 @@ void forget_in_memory() {
     std::lock_guard<std::mutex> lock(g_memo_mutex);
     g_memo.clear();
   }
+  {
+    std::lock_guard<std::mutex> lock(g_oom_reports.mutex);
+    g_oom_reports.last.clear();
+  }
   std::lock_guard<std::mutex> lock(g_bucket_mutex);
   g_bucket_memo.clear();
 }
@@ -795,6 +885,8 @@ TuningStats tuning_stats() {
   s.tuned = tune::g_counters.tuned.load(std::memory_order_relaxed);
   s.cached_only_misses = tune::g_counters.cached_only_misses.load(std::memory_order_relaxed);
   s.heuristic = tune::g_counters.heuristic.load(std::memory_order_relaxed);
+  s.out_of_memory_retries = tune::g_counters.out_of_memory_retries.load(std::memory_order_relaxed);
+  s.tunings_out_of_memory = tune::g_counters.tunings_out_of_memory.load(std::memory_order_relaxed);
   const jit::ModuleCounts m = jit::module_counts();
   s.modules_loaded = m.loaded;
   s.modules_kept = m.kept;
@@ -804,7 +896,8 @@ TuningStats tuning_stats() {
 
 void reset_tuning_stats() {
   for (auto* c : {&tune::g_counters.memo_hits, &tune::g_counters.bucket_hits, &tune::g_counters.db_hits, &tune::g_counters.db_misses,
-                  &tune::g_counters.tuned, &tune::g_counters.cached_only_misses, &tune::g_counters.heuristic})
+                  &tune::g_counters.tuned, &tune::g_counters.cached_only_misses, &tune::g_counters.heuristic,
+                  &tune::g_counters.out_of_memory_retries, &tune::g_counters.tunings_out_of_memory})
     c->store(0, std::memory_order_relaxed);
 }
 

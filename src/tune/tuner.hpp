@@ -90,10 +90,23 @@ choices::ChoicePtr stored_choice(const GemmProblem& problem, const Options& opti
 choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,
                                     const runtime::DeviceInfo& device, int sm_carveout = 0);
 
-// A choice failed to compile or launch for the problem (dispatch): it is skipped for this problem from now on
-// (enumerate gives the reason), the remembered choice is forgotten, and one line goes to stderr.
+// A choice failed to compile or launch for the problem (dispatch), other than by running out of memory: it is
+// skipped for this problem from now on (enumerate gives the reason), the remembered choice is forgotten, and one line
+// goes to stderr.
 void report_failure(const GemmProblem& problem, const Options& options, const choices::Choice& choice,
                     const std::string& what);
+
+// A choice ran out of device memory on a call (dispatch: Error(out_of_memory), a failure of the moment): it stays the
+// problem's choice. choose_instead gives what this call runs in its place: the fastest choice in the tuning record
+// that can run the problem and is not in `excluded`, else the heuristic choice among the rest; null where none is
+// left. Nothing is remembered or stored. report_out_of_memory counts it (TuningStats::out_of_memory_retries) and
+// writes one stderr line, at most one per choice every kOutOfMemoryReportSeconds.
+choices::ChoicePtr choose_instead(const GemmProblem& problem, const Options& options,
+                                  const std::vector<std::string>& excluded);
+choices::ChoicePtr choose_instead(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device,
+                                  const std::vector<std::string>& excluded);
+void report_out_of_memory(const GemmProblem& problem, const choices::Choice& choice, const std::string& what);
+inline constexpr int kOutOfMemoryReportSeconds = 30;
 
 // Test hook: seconds a failing tuning database is bypassed before it is tried again (default 30); an outage in
 // progress then ends no later than that many seconds from now.
@@ -101,7 +114,7 @@ void set_database_retry_seconds_for_testing(int seconds);
 
 // Test hook: extra choices appended to the enumeration (e.g. a deliberately broken one). Empty to clear.
 void set_extra_choices_for_testing(std::vector<choices::ChoicePtr> extra);
-// Forgets the in-memory map (tests; the DB is untouched).
+// Forgets the in-memory map and when out-of-memory troubles were last reported (tests; the DB is untouched).
 void forget_in_memory();
 
 }  // namespace tmagemm::tune

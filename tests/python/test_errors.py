@@ -1,11 +1,17 @@
 """The error contract (python/tmagemm/_errors.py and the translator of python/src/module.cpp): each C++ ErrorCode
 arrives as its tmagemm.Error subclass, which is also ValueError / NotImplementedError / RuntimeError, with the C++
-message. CPU test: validation runs before any GPU work, so the C++ rules are reachable without a GPU."""
+message. CPU tests: validation runs before any GPU work, so the C++ rules are reachable without a GPU; one GPU test
+(device memory running out, injected)."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
 
 import tmagemm
+from conftest import gpu
 from tmagemm import _C
 
 
@@ -22,6 +28,10 @@ def test_classes_match_python_expectations():
         assert issubclass(cls, RuntimeError)
     for cls in (tmagemm.InvalidArgumentError, tmagemm.UnsupportedError, tmagemm.CudaError):
         assert issubclass(cls, tmagemm.Error)
+    # Device memory running out: a CudaError that torch code catches as its own out-of-memory error.
+    assert issubclass(tmagemm.OutOfMemoryError, tmagemm.CudaError)
+    assert issubclass(tmagemm.OutOfMemoryError, torch.OutOfMemoryError)
+    assert tmagemm.OutOfMemoryError.code == "out_of_memory"
 
 
 def test_cpp_invalid_argument_is_value_error_with_cpp_message():
@@ -80,3 +90,31 @@ def test_no_device_is_a_cuda_error():
     with pytest.raises(tmagemm.CudaError, match="no CUDA device") as info:
         _C.mm(desc((64, 32)), desc((32, 8)), desc((64, 8)), None, 0)
     assert isinstance(info.value, RuntimeError)
+
+
+_OUT_OF_MEMORY_CHILD = """
+import torch, tmagemm
+a = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(128, 192, device="cuda", dtype=torch.bfloat16)
+out = torch.full((256, 192), float("nan"), device="cuda", dtype=torch.bfloat16)
+try:
+    tmagemm.mm(a, b, out=out, options=tmagemm.Options(tuning="heuristic"))
+    print("no error")
+except torch.OutOfMemoryError as e:
+    assert isinstance(e, tmagemm.OutOfMemoryError) and isinstance(e, tmagemm.CudaError), type(e)
+    assert "injected out-of-memory failure" in str(e), str(e)
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all(), "out was written on the error path"
+    print("OK")
+"""
+
+
+@gpu
+def test_out_of_memory_is_torch_out_of_memory_error():
+    # Device memory running out for every choice (injected: TMAGEMM_FAULT_INJECT is read once per process, so a
+    # child process) reaches Python as tmagemm.OutOfMemoryError, which torch code catches as torch.OutOfMemoryError;
+    # out is left alone.
+    env = {**os.environ, "TMAGEMM_FAULT_INJECT": "oom=."}
+    done = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY_CHILD], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("OK"), done.stdout + done.stderr

@@ -183,19 +183,38 @@ TEST(OpsExplanation, ToString) {
 
 // ---- CUDA's out-of-memory status ---------------------------------------------------------------------------
 
-TEST(CudaCheck, DeviceOutOfMemoryIsCudaErrorSayingOutOfMemory) {
-  // cudaGetErrorString(cudaErrorMemoryAllocation) is "out of memory"; check_cuda keeps it in the message.
+TEST(CudaCheck, DeviceOutOfMemoryIsOutOfMemorySayingSo) {
+  // cudaGetErrorString(cudaErrorMemoryAllocation) is "out of memory"; check_cuda keeps it in the message, under the
+  // code of a failure of the moment (the dispatcher runs another choice for the call).
   try {
     runtime::check_cuda(cudaErrorMemoryAllocation, "cudaMalloc(x)");
     ADD_FAILURE() << "check_cuda did not throw";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::cuda_error);
+    EXPECT_EQ(e.code(), ErrorCode::out_of_memory);
+    EXPECT_TRUE(runtime::is_out_of_memory(e));
     const std::string msg = e.what();
     EXPECT_NE(msg.find("out of memory"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cudaMalloc(x)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cudaErrorMemoryAllocation"), std::string::npos) << msg;
   }
   EXPECT_NO_THROW(runtime::check_cuda(cudaSuccess, "cudaMalloc(x)"));
+  // The driver's out-of-memory status too; any other status stays a cuda_error.
+  try {
+    runtime::check_cu(CUDA_ERROR_OUT_OF_MEMORY, "cuModuleLoadData(x)");
+    ADD_FAILURE() << "check_cu did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cuModuleLoadData(x)"), std::string::npos) << e.what();
+  }
+  try {
+    runtime::check_cuda(cudaErrorInvalidValue, "cudaMemsetAsync(x)");
+    ADD_FAILURE() << "check_cuda did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::cuda_error);
+    EXPECT_FALSE(runtime::is_out_of_memory(e));
+  }
+  EXPECT_FALSE(runtime::is_out_of_memory(std::runtime_error("out of memory")));
+  EXPECT_STREQ(to_string(ErrorCode::out_of_memory), "out_of_memory");
 }
 
 }  // namespace

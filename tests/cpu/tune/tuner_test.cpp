@@ -1,8 +1,10 @@
 // tuner_test.cpp — the tuner's GPU-free parts: enumeration over every backend, the shared-memory filter, the
 // choice-name regex and backend flags, the no_valid_choice message, the heuristic pick (no GPU call), the
-// cached_only path through the tuning database, and the tuning key.
+// cached_only path through the tuning database, the tuning key, and the choice a call runs in place of one that
+// ran out of device memory (choose_instead).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -462,6 +464,35 @@ TEST(TopMChoice, TheLargestMRunsItsOwnTimingsWinner) {
   EXPECT_EQ(top_m_choice(three, tie, "fallback", 0.03), "cublaslt_algo0");
   // Mismatched arguments are refused.
   EXPECT_THROW(top_m_choice(three, {{0.01, false, -1}}, "skinny_a", 0.03), Error);
+}
+
+TEST_F(Tuner, ChooseInsteadTakesTheNextFastestInTheRecordThenTheHeuristic) {
+  const GemmProblem p = problem(4096, 4096, 4096);
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  // Heuristic mode: the heuristic's pick among the choices not excluded; none left: null.
+  const choices::ChoicePtr picked = choose(p, o, h200());
+  const choices::ChoicePtr instead = choose_instead(p, o, h200(), {picked->name()});
+  ASSERT_TRUE(instead);
+  EXPECT_NE(instead->name(), picked->name());
+  std::vector<std::string> every;
+  for (const auto& c : enumerate(p, o, h200()))
+    if (c.reason.empty()) every.push_back(c.choice->name());
+  EXPECT_NE(std::find(every.begin(), every.end(), instead->name()), every.end()) << instead->name();
+  EXPECT_FALSE(choose_instead(p, o, h200(), every));
+  // With a tuning record: its timings, fastest first, skipping the excluded; the call's own choice is untouched.
+  ASSERT_GE(every.size(), 3u);
+  o.tuning = Tuning::cached_only;
+  {
+    TuningDb db(TuningDb::default_path());
+    db.put(tuning_key(p, h200()),
+           TuningRecord{every[2], {{every[2], 1.0}, {every[0], 1.1}, {every[1], 1.2}}, "2026-12-03T00:00:00Z"});
+  }
+  forget_in_memory();
+  EXPECT_EQ(choose(p, o, h200())->name(), every[2]);
+  EXPECT_EQ(choose_instead(p, o, h200(), {every[2]})->name(), every[0]);
+  EXPECT_EQ(choose_instead(p, o, h200(), {every[2], every[0]})->name(), every[1]);
+  EXPECT_EQ(choose(p, o, h200())->name(), every[2]);  // nothing was remembered or stored in its place
 }
 
 }  // namespace

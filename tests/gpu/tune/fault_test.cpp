@@ -1,6 +1,8 @@
 // fault_test.cpp (GPU) — fault injection: a choice that fails to compile, one that fails to launch (in the tuner and
-// when a remembered or heuristic choice runs), an unwritable cache directory, and a tuning database held locked by
-// another process. Each call still returns the right result, and each fault is reported on stderr once.
+// when a remembered or heuristic choice runs), an unwritable cache directory, a tuning database held locked by
+// another process, and device memory running out (for a choice at its launch, for a tuning's candidate, for the
+// tuning itself, for every choice). Each call still returns the right result, or throws out_of_memory with out left
+// alone, and each fault is reported on stderr once.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -15,6 +17,7 @@
 #include "gpu/gpu_util.hpp"
 #include "jit/jit.hpp"
 #include "runtime/fault.hpp"
+#include "tmagemm/tuning.hpp"
 #include "tune/tuner.hpp"
 #include "tune/tuning_db.hpp"
 
@@ -204,6 +207,122 @@ TEST_F(Faults, TuningDatabaseLockedByAnotherProcess) {
   tune::TuningDb db(path);
   EXPECT_TRUE(db.get(tune::database_key(p, o, runtime::device_info(0))).has_value())
       << "the database was not used again after the lock was released";
+}
+
+// ---- device memory running out: a failure of the moment, not of the choice ------------------------------------
+
+// The choice explain_mm selects for an M x N x K bf16 problem under `o`.
+std::string selected_choice(int64_t M, int64_t N, int64_t K, const Options& o, std::mt19937& rng) {
+  Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true);
+  Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng, true);
+  Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false);
+  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices)
+    if (c.selected) return c.name;
+  return {};
+}
+
+// What the tuning database holds for an M x N x K bf16 problem under `o` (the key depends on shape and alignment).
+std::optional<std::string> stored_winner(int64_t M, int64_t N, int64_t K, const Options& o, std::mt19937& rng) {
+  Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true);
+  Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng, true);
+  Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false);
+  return tune::known(make_mm_problem(a.view(), b.view(), out.view()), o).winner;
+}
+
+TEST_F(Faults, ChoiceThatRunsOutOfMemoryStaysTheChoice) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  o.skinny = false;
+  const std::string picked = selected_choice(400, 264, 136, o, rng_);
+  ASSERT_FALSE(picked.empty());
+  runtime::set_faults_for_testing({"", "", "^" + picked + "$"});
+  const TuningStats s0 = tuning_stats();
+  const std::string log = run_checked(400, 264, 136, o);  // another choice ran the call
+  EXPECT_EQ(count(log, picked + " ran out of device memory"), 1u) << log;
+  EXPECT_EQ(count(log, "injected out-of-memory failure"), 1u) << log;
+  EXPECT_EQ(lines(log), 1u) << log;
+  EXPECT_EQ(run_checked(400, 264, 136, o), "");  // the same outage: counted, not reported again
+  EXPECT_EQ(tuning_stats().out_of_memory_retries - s0.out_of_memory_retries, 2u);
+  // Memory is back: the choice was never given up (not marked failed, still selected), and runs without a word.
+  runtime::set_faults_for_testing({});
+  EXPECT_EQ(selected_choice(400, 264, 136, o, rng_), picked);
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(run_checked(400, 264, 136, o), "");
+  EXPECT_EQ(tuning_stats().out_of_memory_retries, s1.out_of_memory_retries);
+}
+
+TEST_F(Faults, TuningWhoseCandidateRunsOutOfMemoryIsNotStored) {
+  FreshTuningDb db;
+  Options o = Options::defaults_only();
+  o.choice_regex = std::string(kTma) + "$|cublaslt_algo0$";
+  o.m_buckets = false;
+  runtime::set_faults_for_testing({"", "", std::string(kTma) + "$"});
+  const TuningStats s0 = tuning_stats();
+  const std::string log = run_checked(416, 264, 136, o);
+  EXPECT_EQ(count(log, std::string("dropped ") + kTma + " (failed to run)"), 1u) << log;
+  EXPECT_EQ(count(log, "not stored in the tuning database"), 1u) << log;
+  EXPECT_FALSE(stored_winner(416, 264, 136, o, rng_).has_value());
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned - s0.tuned, 1u);
+  EXPECT_EQ(s1.tunings_out_of_memory - s0.tunings_out_of_memory, 1u);
+  EXPECT_EQ(run_checked(416, 264, 136, o), "");  // this process keeps the incomplete tuning's winner
+  EXPECT_EQ(tuning_stats().tuned, s1.tuned);
+  // A later process (the memory map forgotten) tunes the problem whole and stores it.
+  runtime::set_faults_for_testing({});
+  tune::forget_in_memory();
+  EXPECT_EQ(run_checked(416, 264, 136, o), "");
+  EXPECT_EQ(tuning_stats().tuned - s1.tuned, 1u);
+  EXPECT_TRUE(stored_winner(416, 264, 136, o, rng_).has_value());
+}
+
+TEST_F(Faults, TuningThatRunsOutOfMemoryRunsTheHeuristicChoiceUntimed) {
+  FreshTuningDb db;
+  Options o = Options::defaults_only();
+  o.choice_regex = std::string(kTma) + "$|cublaslt_algo0$";
+  o.m_buckets = false;
+  runtime::set_faults_for_testing({"", "", "^tuner:scratch$"});
+  const TuningStats s0 = tuning_stats();
+  const std::string log = run_checked(432, 264, 136, o);
+  EXPECT_EQ(count(log, "device memory ran out while tuning"), 1u) << log;
+  EXPECT_EQ(lines(log), 1u) << log;
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned, s0.tuned);
+  EXPECT_EQ(s1.heuristic - s0.heuristic, 1u);
+  EXPECT_EQ(s1.tunings_out_of_memory - s0.tunings_out_of_memory, 1u);
+  EXPECT_FALSE(stored_winner(432, 264, 136, o, rng_).has_value());
+  // Nothing was remembered: the next call, with memory back, tunes.
+  runtime::set_faults_for_testing({});
+  EXPECT_EQ(run_checked(432, 264, 136, o), "");
+  EXPECT_EQ(tuning_stats().tuned - s1.tuned, 1u);
+  EXPECT_TRUE(stored_winner(432, 264, 136, o, rng_).has_value());
+}
+
+TEST_F(Faults, EveryChoiceOutOfMemoryThrowsOutOfMemoryAndLeavesOutAlone) {
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  runtime::set_faults_for_testing({"", "", "."});
+  Matrix a = make_matrix(DType::bf16, 440, 136, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, 136, 264, false, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, 440, 264, false, 8, rng_, true);
+  const std::vector<uint8_t> before = out.host;
+  std::size_t applicable = 0;
+  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices) applicable += c.applicable;
+  ASSERT_GE(applicable, 2u);
+  const TuningStats s0 = tuning_stats();
+  ::testing::internal::CaptureStderr();
+  try {
+    mm(a.view(), b.view(), out.view(), o);
+    ADD_FAILURE() << "expected out_of_memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("injected out-of-memory failure"), std::string::npos) << e.what();
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(tuning_stats().out_of_memory_retries - s0.out_of_memory_retries, applicable) << log;
+  EXPECT_EQ(lines(log), applicable) << log;  // one line per choice
+  cuda_ok(cudaDeviceSynchronize(), "mm");
+  out.download();
+  EXPECT_EQ(out.host, before) << "out was written on the error path";
 }
 
 }  // namespace
