@@ -12,8 +12,9 @@ enum class ErrorCode {
   compile_error,     // NVRTC failed; the message carries the compiler log
   no_valid_choice,   // every backend declined the problem; the message lists each one's reason
   out_of_memory,     // device memory ran out (a CUDA allocation, a module load, cuBLASLt's); nothing was written to
-                     // out, and the same call may succeed once memory is freed. A call falls back to another choice
-                     // first (README "Errors"); this is thrown only when none could run.
+                     // out, and the same call may succeed once memory is freed. A GEMM call falls back to another
+                     // choice first (README "Errors") and throws it only when none could run; other work (K = 0's
+                     // kernel, preload's scratch, an offline tuning job) throws it at once.
 };
 
 const char* to_string(ErrorCode code) noexcept;

@@ -22,9 +22,10 @@ struct TuningStats {
   uint64_t cached_only_misses = 0;  // cached_only misses: the heuristic choice ran instead of a tuned winner
   uint64_t heuristic = 0;           // first calls that ran the heuristic choice (heuristic mode, cached_only misses,
                                     // calls inside a CUDA graph capture, tunings that ran out of memory)
-  // Device memory running out (Error(out_of_memory), README "Errors"): calls on which a choice ran out and another
-  // ran in its place (the choice stays), and tunings that ran out (of scratch: the call ran the heuristic choice and
-  // nothing was remembered; or for a candidate: the winner served this process and was not stored).
+  // Device memory running out (Error(out_of_memory), README "Errors"): launches of a choice that ran out (the call
+  // then tried another; the choice stays the problem's), and tunings that ran out (of scratch: the call ran the
+  // heuristic choice and nothing was remembered; or for a candidate: the winner served this process and was not
+  // stored).
   uint64_t out_of_memory_retries = 0;
   uint64_t tunings_out_of_memory = 0;
   // Kernel modules (README "Memory"): loaded now, of which kept (winners and kernels that ran outside a tuning;

@@ -247,7 +247,8 @@ def explain(op, *args, **kwargs) -> "_C.Explanation":
 def tune(op, *args, **kwargs) -> "_C.ChoiceReport":
     """Tunes op(*args, **kwargs) now unless the tuning DB already knows it (every applicable choice is compiled,
     checked and timed on scratch inputs; the winner is stored), runs it once, waits for it, and returns the
-    selected choice (name, backend, tuned_ms). options.tuning is taken as 'benchmark' whatever it says."""
+    selected choice (name, backend, tuned_ms). options.tuning is taken as 'benchmark' whatever it says. Where device
+    memory runs out for the tuning, nothing is stored (README "Errors"): tuned_ms is then None."""
     name = _op_name(op)
     options = kwargs.pop("options", None) or Options()
     fields = {f: getattr(options, f) for f in options.__dataclass_fields__}

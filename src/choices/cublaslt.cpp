@@ -858,7 +858,7 @@ class CublasLtChoice final : public Choice {
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
   // the enumerated one when it fits, else one planned for this layout and mask (kept). Throws Error(unsupported)
-  // when the heuristic has nothing for it.
+  // when the heuristic has nothing for it, Error(out_of_memory) when cuBLASLt could not allocate.
   VariantPtr variant_for(const GemmProblem& p, const CublasLtCall& call, int32_t target, uint32_t mask) const {
     if (primary_->plan->fits(call, target, mask)) return primary_;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -867,7 +867,11 @@ class CublasLtChoice final : public Choice {
     std::shared_ptr<Plan> plan;
     std::vector<cublasLtMatmulHeuristicResult_t> results;
     const std::string reason = make_plan(p, primary_->plan->sm_count, target, mask, rank_ + 1, plan, results);
-    if (!reason.empty()) throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
+    if (!reason.empty()) {
+      // cuBLASLt could not allocate (its handle, descriptors): a failure of the moment, not of the choice.
+      const bool alloc = reason.find(status_name(CUBLAS_STATUS_ALLOC_FAILED)) != std::string::npos;
+      throw Error(alloc ? ErrorCode::out_of_memory : ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
+    }
     // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
     const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
     // A serving process meets every M of a bucket: the oldest layouts are dropped (a launch in flight holds its own).

@@ -100,9 +100,12 @@ void write_epilogue_of_zero(const GemmProblem& p, cudaStream_t stream) {
 }
 
 // A launch's workspace (cuBLASLt's, stream-K's partial sums and counters, the pad path's copies). Outside a capture: one
-// buffer per (device, stream), kept and grown. Inside a capture (and on the per-thread default stream): stream-ordered
-// memory from the device's default pool, allocated and freed around the launch on the stream, so that a graph holds its
-// own allocation nodes and nothing is allocated outside the capture's order.
+// buffer per (device, stream), kept and grown; on the per-thread default stream (one handle, a stream per thread) one
+// per (device, thread), freed when the thread ends. Inside a capture: stream-ordered memory from the device's default
+// pool, allocated and freed around the launch on the stream, so that a graph holds its own allocation nodes and
+// nothing is allocated outside the capture's order. (Measured on the H200, lab/probes/per_thread_stream_probe.cpp:
+// stream-ordered memory per call on the per-thread stream made a cuBLASLt call with a synchronisation 170 us of host
+// time against 32 us on a created stream: the default pool hands its memory back at each synchronisation.)
 // A call holds its stream's buffer until its work is enqueued: calls from several threads on one stream then enqueue
 // their work one call at a time (a stream-K counter memset and its kernel, the pad path's copies and its GEMM,
 // cuBLASLt's kernels: interleaved, one call's kernel would read another's counters or copies), and a buffer is grown
@@ -112,25 +115,21 @@ class Workspace {
  public:
   Workspace(int device, cudaStream_t stream, std::size_t bytes) : stream_(stream) {
     if (bytes == 0) return;
-    // The per-thread default stream is one handle for many streams (one a thread): a shared buffer would be used by
-    // their kernels at once. Its calls allocate their own, as a capture does.
-    if (stream == cudaStreamPerThread || runtime::stream_capturing(stream)) {
+    if (runtime::stream_capturing(stream)) {
       runtime::check_cuda(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync(workspace)");
       owned_ = true;
+      return;
+    }
+    // The per-thread default stream is one handle for many streams (one a thread): a buffer keyed by the handle would
+    // be used by several threads' kernels at once. The thread's own buffer: its calls take turns by themselves.
+    if (stream == cudaStreamPerThread) {
+      ptr_ = grown(thread_buffers().of(device), bytes);
       return;
     }
     // (cudaStreamLegacy is the null stream: one buffer, one turn.)
     Buffer& buffer = buffer_of(device, stream == cudaStreamLegacy ? nullptr : stream);
     hold_ = std::unique_lock<std::mutex>(buffer.mutex);
-    if (buffer.bytes < bytes) {
-      const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
-      if (buffer.ptr) runtime::check_cuda(cudaFree(buffer.ptr), "cudaFree(workspace)");
-      buffer.ptr = nullptr;
-      buffer.bytes = 0;
-      runtime::check_cuda(cudaMalloc(&buffer.ptr, bytes), "cudaMalloc(workspace)");
-      buffer.bytes = bytes;
-    }
-    ptr_ = buffer.ptr;
+    ptr_ = grown(buffer, bytes);
   }
   ~Workspace() {
     if (owned_) cudaFreeAsync(ptr_, stream_);
@@ -145,6 +144,40 @@ class Workspace {
     void* ptr = nullptr;
     std::size_t bytes = 0;
   };
+  // The buffer's memory, grown to at least `bytes` (by the one call that holds it).
+  static void* grown(Buffer& buffer, std::size_t bytes) {
+    if (buffer.bytes < bytes) {
+      const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
+      if (buffer.ptr) runtime::check_cuda(cudaFree(buffer.ptr), "cudaFree(workspace)");
+      buffer.ptr = nullptr;
+      buffer.bytes = 0;
+      runtime::check_cuda(cudaMalloc(&buffer.ptr, bytes), "cudaMalloc(workspace)");
+      buffer.bytes = bytes;
+    }
+    return buffer.ptr;
+  }
+  // The calling thread's buffers for its per-thread default stream, one per device; freed when the thread ends, after
+  // its per-thread stream's work (a kernel of its last call may still be reading one).
+  struct ThreadBuffers {
+    std::map<int, Buffer> by_device;
+    Buffer& of(int device) { return by_device[device]; }
+    ~ThreadBuffers() {
+      const runtime::ThreadLocalCaptureMode mode;
+      int current = 0;
+      const bool restore = cudaGetDevice(&current) == cudaSuccess;
+      for (auto& [device, buffer] : by_device) {
+        if (!buffer.ptr || cudaSetDevice(device) != cudaSuccess) continue;
+        cudaStreamSynchronize(cudaStreamPerThread);
+        cudaFree(buffer.ptr);  // errors ignored: at process exit the context may be gone already
+      }
+      if (restore) cudaSetDevice(current);
+      cudaGetLastError();
+    }
+  };
+  static ThreadBuffers& thread_buffers() {
+    thread_local ThreadBuffers buffers;
+    return buffers;
+  }
   // The stream's buffer (entries are never removed: a reference stays valid).
   static Buffer& buffer_of(int device, cudaStream_t stream) {
     static std::mutex mutex;
@@ -185,7 +218,10 @@ void run(const GemmProblem& p, const Options& o) {
     const clock::time_point t0 = timed ? clock::now() : clock::time_point{};
     const choices::ChoicePtr choice =
         out_of_memory.empty() ? tune::choose(p, o) : tune::choose_instead(p, o, out_of_memory);
-    if (!choice) throw *first_out_of_memory;
+    if (!choice) {  // (choose() itself never answers null: it throws no_valid_choice)
+      if (first_out_of_memory) throw *first_out_of_memory;
+      throw Error(ErrorCode::no_valid_choice, fmt::format("no choice is left for {}", p.describe()));
+    }
     try {
       const clock::time_point t1 = timed ? clock::now() : clock::time_point{};
       Workspace workspace(p.device, o.stream, choice->workspace_bytes(p));

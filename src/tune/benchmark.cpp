@@ -371,6 +371,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     return both_flushes ? std::sqrt(w * median(m.times_read)) : w;
   };
   std::vector<Measured> measured;
+  bool rejected = false;  // a candidate failed the accuracy check (it must never run the call)
   for (std::size_t i = 0; i < cands.size(); ++i) {
     const auto& c = cands[i];
     if (!failure[i].empty()) {
@@ -389,6 +390,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
                    "tmagemm autotune: dropped {} ({}: sampled relative error {:.3g}, floor {:.3g}, bound {:.3g})\n",
                    c->name(), std::isfinite(err) ? "less accurate than the accuracy floor" : "non-finite output",
                    err, samples.floor_error, result.error_bound);
+        rejected = true;
         continue;
       }
       measured.push_back(Measured{c, {}, {}});
@@ -479,9 +481,9 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     std::string msg = fmt::format("every candidate failed precompile or its check for {}", p.describe());
     for (std::size_t i = 0; i < cands.size(); ++i)
       if (!failure[i].empty()) msg += fmt::format("\n  {}: {}", cands[i]->name(), failure[i]);
-    // Where device memory ran out for some, the tuning is what failed, not every choice (the tuner then runs one
-    // untimed).
-    if (!result.out_of_memory.empty())
+    // Where device memory ran out for some and no candidate failed the accuracy check, the tuning is what failed,
+    // not every choice (the tuner then runs the heuristic choice untimed; it never runs a rejected choice).
+    if (!result.out_of_memory.empty() && !rejected)
       throw Error(ErrorCode::out_of_memory, msg + "\n  (device memory ran out for " +
                                                 fmt::format("{}", fmt::join(result.out_of_memory, ", ")) + ")");
     throw Error(ErrorCode::no_valid_choice, msg);

@@ -278,12 +278,17 @@ JobResult tune_job(const Model& model, const ModelJob& job, int device, Options 
   runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
   options.tuning = Tuning::benchmark;
   const GemmProblem p = model_problem(model.weights.at(job.weight), job.bucket.hi, device);
-  const uint64_t tuned_before = tuning_stats().tuned;
+  const TuningStats before = tuning_stats();
   JobResult r;
   r.winner = choose(p, options)->name();
+  // Device memory ran out for the tuning (nothing stored: the call ran the heuristic choice) or for a candidate (the
+  // winner is not stored either): the job failed, and is tried again by a later run.
+  if (tuning_stats().tunings_out_of_memory != before.tunings_out_of_memory)
+    throw Error(ErrorCode::out_of_memory,
+                fmt::format("device memory ran out while tuning {}: nothing stored", p.describe()));
   // The bucket's winner (its largest M, on which the job tunes, may run another choice: top_m_choice).
   if (const auto stored = known(p, options).winner) r.winner = *stored;
-  r.tuned = tuning_stats().tuned > tuned_before;
+  r.tuned = tuning_stats().tuned > before.tuned;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -64,7 +64,8 @@ struct JobResult {
   double seconds = 0;
 };
 // Tunes a job on `device` (made current) under `options` with tuning = benchmark: the bucket's winner ends in the
-// tuning database, as if a call of the bucket's largest M had come first. Throws what choose() throws.
+// tuning database, as if a call of the bucket's largest M had come first. Throws what choose() throws, and
+// Error(out_of_memory) where device memory ran out for the tuning (then nothing was stored).
 JobResult tune_job(const Model& model, const ModelJob& job, int device, Options options);
 
 // preload_model (tmagemm/tuning.hpp) on a parsed model, without the warm-up runs: every bucket of every weight resolved

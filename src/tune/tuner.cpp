@@ -278,17 +278,29 @@ R with_database(F&& f, R fallback) {
 
 // Out-of-memory reports (report_out_of_memory, report_tuning_out_of_memory): when each subject was last reported,
 // so that an outage writes one line per subject every kOutOfMemoryReportSeconds. forget_in_memory clears it.
+// The same map holds the tunings that ran out ("backoff " + key): such a problem is not tuned again for that long (its
+// calls run the heuristic choice untimed), so that a shortage of memory does not make every call try a tuning.
 struct OutOfMemoryReports {
   std::mutex mutex;
   std::map<std::string, std::chrono::steady_clock::time_point> last;
-  // True when `subject` was not reported in the last kOutOfMemoryReportSeconds (and marks it reported now).
+  static bool recent(std::chrono::steady_clock::time_point then, std::chrono::steady_clock::time_point now) {
+    return now - then < std::chrono::seconds(kOutOfMemoryReportSeconds);
+  }
+  // True when `subject` was not marked in the last kOutOfMemoryReportSeconds (and marks it now).
   bool due(const std::string& subject) {
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard<std::mutex> lock(mutex);
+    if (last.size() > 1024) std::erase_if(last, [&](const auto& e) { return !recent(e.second, now); });
     auto [it, first] = last.try_emplace(subject, now);
-    if (!first && now - it->second < std::chrono::seconds(kOutOfMemoryReportSeconds)) return false;
+    if (!first && recent(it->second, now)) return false;
     it->second = now;
     return true;
+  }
+  // True when `subject` was marked in the last kOutOfMemoryReportSeconds.
+  bool active(const std::string& subject) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = last.find(subject);
+    return it != last.end() && recent(it->second, std::chrono::steady_clock::now());
   }
 };
 OutOfMemoryReports g_oom_reports;
@@ -342,8 +354,10 @@ std::vector<Candidate> enumerate(const GemmProblem& p, const Options& o, const r
   if (!g_failed.empty())
     if (auto it = g_failed.find(database_key(p, o, dev)); it != g_failed.end())
       for (auto& c : out)
-        if (auto f = it->second.find(c.choice->name()); c.reason.empty() && f != it->second.end())
+        if (auto f = it->second.find(c.choice->name()); (c.reason.empty() || c.set_aside) && f != it->second.end()) {
           c.reason = "failed earlier in this process: " + f->second;
+          c.set_aside = false;  // not runnable any more (a stored winner set aside here would run, and fail, again)
+        }
   return out;
 }
 
@@ -600,11 +614,13 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
 namespace {
 
 // The tuning itself ran out of device memory: one stderr line per problem key every kOutOfMemoryReportSeconds.
-void report_tuning_out_of_memory(const GemmProblem& p, const choices::Choice* chosen, const std::string& what) {
-  if (!g_oom_reports.due("tuning " + p.describe())) return;
-  fmt::print(stderr, "tmagemm: device memory ran out while tuning {}; the call runs the heuristic choice {} untimed "
-             "and a later call tunes again: {}\n", p.describe(), chosen ? chosen->name() : std::string("(none)"),
-             what);
+void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, const choices::Choice* chosen,
+                                 const std::string& what) {
+  g_oom_reports.due("backoff " + key);
+  if (!g_oom_reports.due("tuning " + key)) return;
+  fmt::print(stderr, "tmagemm: device memory ran out while tuning {}; calls run the heuristic choice {} untimed, and "
+             "one {} s from now tunes again: {}\n", p.describe(), chosen ? chosen->name() : std::string("(none)"),
+             kOutOfMemoryReportSeconds, what);
 }
 
 }  // namespace
@@ -689,6 +705,11 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
                    p.describe(), chosen ? chosen->name() : std::string("(none)"));
       count(g_counters.heuristic);
       if (chosen) return chosen;
+    } else if (g_oom_reports.active("backoff " + key)) {
+      // A tuning of this problem ran out of device memory a moment ago: not tried again yet (not remembered either).
+      chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
+      count(g_counters.heuristic);
+      if (chosen) return chosen;
     } else {
       const BucketTuning bt = bucket_tuning(p, o, dev, cands, usable);
       // In a bucket the finalists are checked on its other Ms first: the final winner's modules are kept once it runs.
@@ -706,7 +727,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
         count(g_counters.tunings_out_of_memory);
         chosen = heuristic_choice(p, cands, dev, o.sm_carveout);
         count(g_counters.heuristic);
-        report_tuning_out_of_memory(p, chosen.get(), e.what());
+        report_tuning_out_of_memory(key, p, chosen.get(), e.what());
         if (chosen) return chosen;
         throw;
       }
@@ -804,9 +825,13 @@ choices::ChoicePtr choose_instead(const GemmProblem& p, const Options& o, const 
   if (o.tuning != Tuning::heuristic) {
     const auto rec = with_database([&](TuningDb& db) { return db.get(database_key(p, o, dev)); },
                                    std::optional<TuningRecord>());
-    if (rec)  // timings are stored fastest first
+    // Timings are stored fastest first, taken on the bucket's largest M: there a library choice named by its rank
+    // (cublaslt_algo<r>, r > 0) is the algorithm timed; at another M of the bucket it is another algorithm.
+    const MBucket bucket = bucket_of(p, o.m_buckets);
+    const bool ranks_hold = bucket.exact() || p.m == bucket.hi;
+    if (rec)
       for (const Timing& t : rec->timings)
-        if (choices::ChoicePtr c = runnable(cands, t.choice)) return c;
+        if (choices::ChoicePtr c = runnable(cands, t.choice); c && (ranks_hold || c->library_rank() <= 0)) return c;
   }
   return heuristic_choice(p, cands, dev, o.sm_carveout);
 }

@@ -1,7 +1,7 @@
 // ops_errors_test.cpp — CPU tests of the errors the public ops throw: Options checked before anything else
 // (a choice_regex that does not compile, a negative sm_carveout), only tmagemm::Error leaving the API (host
 // out-of-memory, regex errors, any other exception mapped to an Error), scaled_mm's e5m2 x e5m2 rule, and CUDA's
-// out-of-memory status as Error(cuda_error). Device memory is faked with set_pointer_query: no GPU needed.
+// out-of-memory statuses as Error(out_of_memory). Device memory is faked with set_pointer_query: no GPU needed.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 

@@ -290,10 +290,16 @@ TEST_F(Faults, TuningThatRunsOutOfMemoryRunsTheHeuristicChoiceUntimed) {
   EXPECT_EQ(s1.heuristic - s0.heuristic, 1u);
   EXPECT_EQ(s1.tunings_out_of_memory - s0.tunings_out_of_memory, 1u);
   EXPECT_FALSE(stored_winner(432, 264, 136, o, rng_).has_value());
-  // Nothing was remembered: the next call, with memory back, tunes.
+  // For kOutOfMemoryReportSeconds the problem is not tuned again, memory back or not: the heuristic choice runs.
   runtime::set_faults_for_testing({});
   EXPECT_EQ(run_checked(432, 264, 136, o), "");
-  EXPECT_EQ(tuning_stats().tuned - s1.tuned, 1u);
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(s2.tuned, s1.tuned);
+  EXPECT_EQ(s2.heuristic - s1.heuristic, 1u);
+  // Nothing was remembered: after that (forget_in_memory stands for the wait) the next call tunes, and stores.
+  tune::forget_in_memory();
+  EXPECT_EQ(run_checked(432, 264, 136, o), "");
+  EXPECT_EQ(tuning_stats().tuned - s2.tuned, 1u);
   EXPECT_TRUE(stored_winner(432, 264, 136, o, rng_).has_value());
 }
 
@@ -320,6 +326,35 @@ TEST_F(Faults, EveryChoiceOutOfMemoryThrowsOutOfMemoryAndLeavesOutAlone) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(tuning_stats().out_of_memory_retries - s0.out_of_memory_retries, applicable) << log;
   EXPECT_EQ(lines(log), applicable) << log;  // one line per choice
+  cuda_ok(cudaDeviceSynchronize(), "mm");
+  out.download();
+  EXPECT_EQ(out.host, before) << "out was written on the error path";
+}
+
+TEST_F(Faults, OutOfMemoryThenFailingReplacementsEnds) {
+  // The picked choice runs out of memory, every other one fails to launch: each replacement is marked failed and
+  // never tried again, and the call ends with the first error (out_of_memory), out left alone.
+  Options o = Options::defaults_only();
+  o.tuning = Tuning::heuristic;
+  const std::string picked = selected_choice(448, 264, 136, o, rng_);
+  ASSERT_FALSE(picked.empty());
+  runtime::set_faults_for_testing({"", "^(?!" + picked + "$)", "^" + picked + "$"});
+  Matrix a = make_matrix(DType::bf16, 448, 136, false, 8, rng_, true);
+  Matrix b = make_matrix(DType::bf16, 136, 264, false, 8, rng_, true);
+  Matrix out = make_matrix(DType::bf16, 448, 264, false, 8, rng_, true);
+  const std::vector<uint8_t> before = out.host;
+  std::size_t applicable = 0;
+  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices) applicable += c.applicable;
+  ::testing::internal::CaptureStderr();
+  try {
+    mm(a.view(), b.view(), out.view(), o);
+    ADD_FAILURE() << "expected out_of_memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count(log, "ran out of device memory"), 1u) << log;
+  EXPECT_EQ(count(log, "injected launch failure"), applicable - 1) << log;  // each other choice once
   cuda_ok(cudaDeviceSynchronize(), "mm");
   out.download();
   EXPECT_EQ(out.host, before) << "out was written on the error path";
