@@ -791,14 +791,19 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
 }
 
 void report_failure(const GemmProblem& p, const Options& o, const choices::Choice& choice, const std::string& what) {
-  const runtime::DeviceInfo& dev = runtime::device_info(p.device);
+  report_failure(p, o, runtime::device_info(p.device), choice, what);
+}
+
+void report_failure(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
+                    const choices::Choice& choice, const std::string& what) {
   {
     std::lock_guard<std::mutex> lock(g_failed_mutex);
     g_failed[database_key(p, o, dev)].emplace(choice.name(), what);
   }
   {
     std::lock_guard<std::mutex> lock(g_memo_mutex);
-    g_memo.erase(memo_key(p, o, dev));
+    if (auto it = g_memo.find(memo_key(p, o, dev)); it != g_memo.end() && it->second->name() == choice.name())
+      g_memo.erase(it);
   }
   {
     std::lock_guard<std::mutex> lock(g_bucket_mutex);

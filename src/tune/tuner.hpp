@@ -91,10 +91,12 @@ choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vecto
                                     const runtime::DeviceInfo& device, int sm_carveout = 0);
 
 // A choice failed to compile or launch for the problem (dispatch), other than by running out of memory: it is
-// skipped for this problem from now on (enumerate gives the reason), the remembered choice is forgotten, and one line
-// goes to stderr.
+// skipped for this problem from now on (enumerate gives the reason), the remembered choice is forgotten where it is
+// this one (a call that ran another in place of an out-of-memory choice keeps that choice), and one line goes to stderr.
 void report_failure(const GemmProblem& problem, const Options& options, const choices::Choice& choice,
                     const std::string& what);
+void report_failure(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device,
+                    const choices::Choice& choice, const std::string& what);
 
 // A choice ran out of device memory on a call (dispatch: Error(out_of_memory), a failure of the moment): it stays the
 // problem's choice. choose_instead gives what this call runs in its place: the fastest choice in the tuning record

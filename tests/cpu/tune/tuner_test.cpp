@@ -1,7 +1,7 @@
 // tuner_test.cpp — the tuner's GPU-free parts: enumeration over every backend, the shared-memory filter, the
 // choice-name regex and backend flags, the no_valid_choice message, the heuristic pick (no GPU call), the
 // cached_only path through the tuning database, the tuning key, and the choice a call runs in place of one that
-// ran out of device memory (choose_instead).
+// ran out of device memory (choose_instead), and what a failed choice's report forgets (report_failure).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -493,6 +493,36 @@ TEST_F(Tuner, ChooseInsteadTakesTheNextFastestInTheRecordThenTheHeuristic) {
   EXPECT_EQ(choose_instead(p, o, h200(), {every[2]})->name(), every[0]);
   EXPECT_EQ(choose_instead(p, o, h200(), {every[2], every[0]})->name(), every[1]);
   EXPECT_EQ(choose(p, o, h200())->name(), every[2]);  // nothing was remembered or stored in its place
+}
+
+// A call whose choice ran out of memory runs another (choose_instead); when that one fails for good, the call's own
+// choice stays remembered. The failing choice itself is forgotten and skipped.
+TEST_F(Tuner, AFailedReplacementLeavesTheRememberedChoice) {
+  // A shape of this test's own: failures are kept for the life of the process (forget_in_memory keeps them).
+  const GemmProblem p = problem(4096, 4096, 4160);
+  Options o = Options::defaults_only();
+  const auto cands = enumerate(p, o, h200());
+  std::vector<choices::ChoicePtr> every;
+  for (const auto& c : cands)
+    if (c.reason.empty()) every.push_back(c.choice);
+  ASSERT_GE(every.size(), 3u);
+  o.tuning = Tuning::cached_only;
+  o.m_buckets = false;  // exact M: no bucket's winner held in memory beside the call's own
+  const std::string key = tuning_key(p, h200(), false);
+  const auto record = [&](const choices::ChoicePtr& winner) {
+    TuningDb db(TuningDb::default_path());
+    db.put(key, TuningRecord{winner->name(), {{winner->name(), 1.0}}, "2026-12-03T00:00:00Z"});
+  };
+  record(every[0]);
+  EXPECT_EQ(choose(p, o, h200())->name(), every[0]->name());  // remembered from here on
+  record(every[1]);  // what a call reads where nothing is remembered
+  report_failure(p, o, h200(), *every[2], "a launch failed");
+  EXPECT_EQ(choose(p, o, h200())->name(), every[0]->name());
+  for (const auto& c : enumerate(p, o, h200()))
+    if (c.choice->name() == every[2]->name()) EXPECT_NE(c.reason.find("a launch failed"), std::string::npos) << c.reason;
+  // The remembered choice failing is forgotten: the record's winner runs next.
+  report_failure(p, o, h200(), *every[0], "a launch failed");
+  EXPECT_EQ(choose(p, o, h200())->name(), every[1]->name());
 }
 
 }  // namespace
