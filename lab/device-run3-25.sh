@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# device-run3-25.sh — twenty-fifth session, run 3: the per-thread default stream's workspace as a buffer of the
-# thread's own (was stream-ordered memory per call): the probe again, the two threads tests three times, then the
+# device-run3-25.sh — twenty-fifth session, run 3 (not run; for the next session): the per-thread default stream's
+# workspace from tmagemm's own memory pool (was the default pool, 170 us a synchronised call): the probe again, the two threads tests three times, then the
 # addmm grid (not run since the twenty-third session), the Faults suite after the review fixes (set-aside choices
 # marked failed, no out_of_memory tuning over a rejected choice, a 30 s tuning backoff) and the whole Python suite
 # against torch. Logs into $OUT.

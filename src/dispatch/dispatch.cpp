@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -100,12 +101,12 @@ void write_epilogue_of_zero(const GemmProblem& p, cudaStream_t stream) {
 }
 
 // A launch's workspace (cuBLASLt's, stream-K's partial sums and counters, the pad path's copies). Outside a capture: one
-// buffer per (device, stream), kept and grown; on the per-thread default stream (one handle, a stream per thread) one
-// per (device, thread), freed when the thread ends. Inside a capture: stream-ordered memory from the device's default
-// pool, allocated and freed around the launch on the stream, so that a graph holds its own allocation nodes and
-// nothing is allocated outside the capture's order. (Measured on the H200, lab/probes/per_thread_stream_probe.cpp:
-// stream-ordered memory per call on the per-thread stream made a cuBLASLt call with a synchronisation 170 us of host
-// time against 32 us on a created stream: the default pool hands its memory back at each synchronisation.)
+// buffer per (device, stream), kept and grown. Inside a capture: stream-ordered memory from the device's default pool,
+// allocated and freed around the launch on the stream, so that a graph holds its own allocation nodes and nothing is
+// allocated outside the capture's order. On the per-thread default stream (one handle, a stream per thread):
+// stream-ordered memory of the call's own from a pool of tmagemm's that keeps what is freed. (Measured on the H200,
+// lab/probes/per_thread_stream_probe.cpp: from the default pool, a cuBLASLt call with a synchronisation cost 170 us of
+// host time there against 32 us on a created stream: that pool hands its memory back at each synchronisation.)
 // A call holds its stream's buffer until its work is enqueued: calls from several threads on one stream then enqueue
 // their work one call at a time (a stream-K counter memset and its kernel, the pad path's copies and its GEMM,
 // cuBLASLt's kernels: interleaved, one call's kernel would read another's counters or copies), and a buffer is grown
@@ -121,9 +122,9 @@ class Workspace {
       return;
     }
     // The per-thread default stream is one handle for many streams (one a thread): a buffer keyed by the handle would
-    // be used by several threads' kernels at once. The thread's own buffer: its calls take turns by themselves.
+    // be used by several threads' kernels at once. Stream order keeps a thread's own calls apart.
     if (stream == cudaStreamPerThread) {
-      ptr_ = grown(thread_buffers().of(device), bytes);
+      allocate_from_pool(device, bytes);
       return;
     }
     // (cudaStreamLegacy is the null stream: one buffer, one turn.)
@@ -156,27 +157,48 @@ class Workspace {
     }
     return buffer.ptr;
   }
-  // The calling thread's buffers for its per-thread default stream, one per device; freed when the thread ends, after
-  // its per-thread stream's work (a kernel of its last call may still be reading one).
-  struct ThreadBuffers {
-    std::map<int, Buffer> by_device;
-    Buffer& of(int device) { return by_device[device]; }
-    ~ThreadBuffers() {
-      const runtime::ThreadLocalCaptureMode mode;
-      int current = 0;
-      const bool restore = cudaGetDevice(&current) == cudaSuccess;
-      for (auto& [device, buffer] : by_device) {
-        if (!buffer.ptr || cudaSetDevice(device) != cudaSuccess) continue;
-        cudaStreamSynchronize(cudaStreamPerThread);
-        cudaFree(buffer.ptr);  // errors ignored: at process exit the context may be gone already
-      }
-      if (restore) cudaSetDevice(current);
+  // The per-thread default stream's workspace: from the device's workspace pool, freed after the call's work in
+  // stream order. Where device memory runs short the pool's idle memory is handed back and the allocation tried once
+  // more (other threads' idle blocks may be what is missing).
+  void allocate_from_pool(int device, std::size_t bytes) {
+    const cudaMemPool_t pool = workspace_pool(device);
+    cudaError_t status = cudaMallocFromPoolAsync(&ptr_, bytes, pool, stream_);
+    if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
+      const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
+      cudaMemPoolTrimTo(pool, 0);
+      status = cudaMallocFromPoolAsync(&ptr_, bytes, pool, stream_);
     }
-  };
-  static ThreadBuffers& thread_buffers() {
-    thread_local ThreadBuffers buffers;
-    return buffers;
+    runtime::check_cuda(status, "cudaMallocFromPoolAsync(workspace)");
+    owned_ = true;
+  }
+  // One pool a device, created on first use and kept for the life of the process (calls may come until it ends).
+  // NOTE: a pool's release threshold is the memory it keeps across synchronisations (the default pool's is 0: every
+  // synchronisation hands its memory back and the next allocation maps it again). Without internal dependencies a
+  // block freed by one thread's stream is reused by another's only once that work is done: threads never wait on
+  // each other for memory.
+  static cudaMemPool_t workspace_pool(int device) {
+    static std::mutex mutex;
+    static std::map<int, cudaMemPool_t> pools;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = pools.find(device); it != pools.end()) return it->second;
+    const runtime::ThreadLocalCaptureMode mode;
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    runtime::check_cuda(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate(workspace)");
+    std::uint64_t keep = UINT64_MAX;
+    int no = 0;
+    cudaError_t status = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    if (status == cudaSuccess) status = cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no);
+    if (status != cudaSuccess) {
+      cudaMemPoolDestroy(pool);
+      runtime::check_cuda(status, "cudaMemPoolSetAttribute(workspace)");
+    }
+    pools.emplace(device, pool);
+    return pool;
   }
   // The stream's buffer (entries are never removed: a reference stays valid).
   static Buffer& buffer_of(int device, cudaStream_t stream) {
