@@ -446,7 +446,7 @@ BucketWinners bucket_winners(const GemmProblem& p, const MBucket& bucket, const 
 // M between.
 BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
                            const std::vector<Candidate>& cands, const std::vector<choices::ChoicePtr>& usable) {
-  BucketTuning t{bucket_of(p, o.m_buckets), p, {}};
+  BucketTuning t{bucket_of(p, o.m_buckets), p, {}, {}};
   if (t.bucket.exact()) {
     t.candidates = usable;
     return t;
@@ -677,7 +677,10 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     const auto t_db = std::chrono::steady_clock::now();
     auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
     database_ms = elapsed_ms(t_db);
-    if (!rec) {  // a local miss: the fleet's cache (remote_cache.hpp), kept here
+    // A local miss: the fleet's cache (remote_cache.hpp), kept here. Not while a tuning of the problem that ran out of
+    // device memory waits to be tried again (nothing is remembered then: each call would ask the server again).
+    const bool backoff = o.tuning == Tuning::benchmark && g_oom_reports.active("backoff " + key);
+    if (!rec && !backoff) {
       const auto t_remote = std::chrono::steady_clock::now();
       if ((rec = remote_winner(key, dev)))
         with_database([&](TuningDb& db) { db.put(key, *rec); return true; }, false);
