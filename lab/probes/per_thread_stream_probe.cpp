@@ -1,5 +1,6 @@
 // per_thread_stream_probe.cpp — what a call costs on the per-thread default stream, whose launch workspace is
-// stream-ordered memory of the call's own (dispatch.cpp Workspace: cudaMallocAsync / cudaFreeAsync per call), against
+// stream-ordered memory of the call's own (dispatch.cpp Workspace: from the device's default pool per call until the
+// twenty-sixth session, from tmagemm's own pool, which keeps what is freed, since), against
 // a created stream, whose workspace is a kept buffer. cuBLASLt's first algorithm (a workspace-using choice), heuristic
 // mode, 256x4096x4096 bf16: host wall time per call, (a) each call followed by a stream synchronisation (a server
 // step: the default pool may hand its memory back at each synchronisation), (b) 200 calls, then one synchronisation.
