@@ -90,6 +90,38 @@ class Faults : public ::testing::Test {
     return log;
   }
 
+  // A call that must fail: mm on fresh inputs into a poisoned out, the choices that could run it counted first
+  // (explain). Gives the error, what went to stderr, the out-of-memory retries it counted, and whether out was left
+  // as it was.
+  struct FailedCall {
+    std::optional<Error> error;
+    std::string log;
+    std::size_t applicable = 0;
+    uint64_t out_of_memory_retries = 0;
+    bool out_untouched = false;
+  };
+  FailedCall run_failing(int64_t M, int64_t N, int64_t K, const Options& o) {
+    Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng_, true);
+    Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng_, true);
+    Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng_, true);
+    const std::vector<uint8_t> before = out.host;
+    FailedCall r;
+    for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices) r.applicable += c.applicable;
+    const TuningStats s0 = tuning_stats();
+    ::testing::internal::CaptureStderr();
+    try {
+      mm(a.view(), b.view(), out.view(), o);
+    } catch (const Error& e) {
+      r.error.emplace(e);
+    }
+    r.log = ::testing::internal::GetCapturedStderr();
+    r.out_of_memory_retries = tuning_stats().out_of_memory_retries - s0.out_of_memory_retries;
+    cuda_ok(cudaDeviceSynchronize(), "mm");
+    out.download();
+    r.out_untouched = out.host == before;
+    return r;
+  }
+
   std::filesystem::path dir_;
   std::mt19937 rng_{2718};
 };
@@ -307,28 +339,14 @@ TEST_F(Faults, EveryChoiceOutOfMemoryThrowsOutOfMemoryAndLeavesOutAlone) {
   Options o = Options::defaults_only();
   o.tuning = Tuning::heuristic;
   runtime::set_faults_for_testing({"", "", "."});
-  Matrix a = make_matrix(DType::bf16, 440, 136, false, 8, rng_, true);
-  Matrix b = make_matrix(DType::bf16, 136, 264, false, 8, rng_, true);
-  Matrix out = make_matrix(DType::bf16, 440, 264, false, 8, rng_, true);
-  const std::vector<uint8_t> before = out.host;
-  std::size_t applicable = 0;
-  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices) applicable += c.applicable;
-  ASSERT_GE(applicable, 2u);
-  const TuningStats s0 = tuning_stats();
-  ::testing::internal::CaptureStderr();
-  try {
-    mm(a.view(), b.view(), out.view(), o);
-    ADD_FAILURE() << "expected out_of_memory";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
-    EXPECT_NE(std::string(e.what()).find("injected out-of-memory failure"), std::string::npos) << e.what();
-  }
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(tuning_stats().out_of_memory_retries - s0.out_of_memory_retries, applicable) << log;
-  EXPECT_EQ(lines(log), applicable) << log;  // one line per choice
-  cuda_ok(cudaDeviceSynchronize(), "mm");
-  out.download();
-  EXPECT_EQ(out.host, before) << "out was written on the error path";
+  const FailedCall r = run_failing(440, 264, 136, o);
+  ASSERT_GE(r.applicable, 2u);
+  ASSERT_TRUE(r.error) << "expected out_of_memory\n" << r.log;
+  EXPECT_EQ(r.error->code(), ErrorCode::out_of_memory) << r.error->what();
+  EXPECT_NE(std::string(r.error->what()).find("injected out-of-memory failure"), std::string::npos) << r.error->what();
+  EXPECT_EQ(r.out_of_memory_retries, r.applicable) << r.log;
+  EXPECT_EQ(lines(r.log), r.applicable) << r.log;  // one line per choice
+  EXPECT_TRUE(r.out_untouched) << "out was written on the error path";
 }
 
 TEST_F(Faults, OutOfMemoryThenFailingReplacementsEnds) {
@@ -340,25 +358,12 @@ TEST_F(Faults, OutOfMemoryThenFailingReplacementsEnds) {
   const std::string picked = selected_choice(448, 280, 136, o, rng_);
   ASSERT_FALSE(picked.empty());
   runtime::set_faults_for_testing({"", "^(?!" + picked + "$)", "^" + picked + "$"});
-  Matrix a = make_matrix(DType::bf16, 448, 136, false, 8, rng_, true);
-  Matrix b = make_matrix(DType::bf16, 136, 280, false, 8, rng_, true);
-  Matrix out = make_matrix(DType::bf16, 448, 280, false, 8, rng_, true);
-  const std::vector<uint8_t> before = out.host;
-  std::size_t applicable = 0;
-  for (const auto& c : explain_mm(a.view(), b.view(), out.view(), o).choices) applicable += c.applicable;
-  ::testing::internal::CaptureStderr();
-  try {
-    mm(a.view(), b.view(), out.view(), o);
-    ADD_FAILURE() << "expected out_of_memory";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
-  }
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(count(log, "ran out of device memory"), 1u) << log;
-  EXPECT_EQ(count(log, "injected launch failure"), applicable - 1) << log;  // each other choice once
-  cuda_ok(cudaDeviceSynchronize(), "mm");
-  out.download();
-  EXPECT_EQ(out.host, before) << "out was written on the error path";
+  const FailedCall r = run_failing(448, 280, 136, o);
+  ASSERT_TRUE(r.error) << "expected out_of_memory\n" << r.log;
+  EXPECT_EQ(r.error->code(), ErrorCode::out_of_memory) << r.error->what();
+  EXPECT_EQ(count(r.log, "ran out of device memory"), 1u) << r.log;
+  EXPECT_EQ(count(r.log, "injected launch failure"), r.applicable - 1) << r.log;  // each other choice once
+  EXPECT_TRUE(r.out_untouched) << "out was written on the error path";
 }
 
 }  // namespace
