@@ -45,7 +45,8 @@
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
 // stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
 // can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
-// of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
+// of the next tile's first odd K blocks is issued (every block where K is short), so the stores run under the tensor
+// cores' work, not between tiles.
 // With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
 // blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
 //
@@ -91,6 +92,10 @@ enum TraceSlot : int {
   kTrProdExpect,        // ... expect_tx armed
   kTrProdA,             // ... A's loads issued
   kTrConsStart,         // consumer 0 entered its loop
+  kTrPacked,            // consumer 0: the first tile's accumulators packed (or stored), before the next unit
+  kTrNextFull,          // ... the second tile's first stage seen full
+  kTrNextIssued,        // ... the second tile's first K block's wgmmas issued
+  kTrUnit0Stored,       // ... the first piece of the first tile stored (deferred TMA stores)
   kTraceSlots = 24
 };
 
@@ -461,6 +466,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           const int kb = kb0 + j;
           ring.wait_full(pos);
           if (tracer && t == first_tile && kb == 0) mark(kTrFirstFull, clock64());
+          if (tracer && tiles_done == 1 && j == 0) mark(kTrNextFull, clock64());
           // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
           const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
           // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
@@ -488,8 +494,15 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             }
             ptx::wgmma_commit();
             if (g == 0) {
+              if (tracer && tiles_done == 1 && j == 0) mark(kTrNextIssued, clock64());
+              // A piece of the previous tile, while this K block's MMAs run; after odd K blocks only where the unit
+              // has K blocks for that (a piece takes ~940 cycles of the consumer, a K block ~1,000 of MMAs: a piece
+              // after every block let the tensor cores run dry at each tile's start, ~790 cycles a tile).
               if constexpr (kDeferred)
-                if (next_unit < kUnits) store_unit();  // a piece of the previous tile, while this K block's MMAs run
+                if (next_unit < kUnits && (n_kb < 2 * kUnits + 1 || (j & 1) == 1)) {
+                  store_unit();
+                  if (tracer && tiles_done == 1 && next_unit == 1) mark(kTrUnit0Stored, clock64());
+                }
               if constexpr (!Cfg::Epi::kIdentity)
                 if (j == n_kb - 1) {  // the epilogue's vectors, under this K block's MMAs
                   if constexpr (Vectors::kLoads) vecs.load(ep, tc.ab, row_base, col_base, tc.m_end, N);
@@ -636,6 +649,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           finish(acc[mi]);
         }
       }
+      if (tracer && tiles_done == 1) mark(kTrPacked, clock64());
       if constexpr (kDeferred) {
         pending = tc;
         next_unit = 0;

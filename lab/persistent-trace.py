@@ -12,7 +12,8 @@ def summarise(path):
         cols = f.readline().strip().split(",")
         rows = [dict(zip(cols, map(int, line.split(",")))) for line in f if line.strip()]
     print(f"== {title} ({len(rows)} CTAs)")
-    marks = ["init_done", "prod_tile", "first_load", "first_full", "first_main_done", "first_epi_done",
+    marks = ["init_done", "prod_tile", "first_load", "first_full", "first_main_done", "packed", "next_full",
+             "next_issued", "unit0_stored", "first_epi_done",
              "last_main_done", "last_epi_done", "producer_done", "stores_read", "exit"]
     for m in marks:
         v = [r[m] - r["clock_start"] for r in rows if r.get(m, 0) > 0]

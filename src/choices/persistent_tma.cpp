@@ -351,12 +351,12 @@ namespace {
 void write_trace(const GemmProblem& p, const TmaConfig& c, const KernelLaunch& launch, void** params,
                  unsigned long long** trace) {
   constexpr int kSlots = 24;  // kTraceSlots
-  launch_traced(launch, params, trace, kSlots, 20,
+  launch_traced(launch, params, trace, kSlots, 24,
                 fmt::format("{} M={} N={} K={} grid={}", persistent_tma_spec(p, c).name, p.m, p.n, p.k,
                             launch.config().gridDimX),
                 "global_start_ns,clock_start,init_done,first_load,producer_done,first_full,first_main_done,"
                 "first_epi_done,last_main_done,last_epi_done,stores_read,exit,global_exit_ns,smid,tiles,prod_tile,"
-                "prod_empty,prod_expect,prod_a,cons_start",
+                "prod_empty,prod_expect,prod_a,cons_start,packed,next_full,next_issued,unit0_stored",
                 "cuLaunchKernelEx(persistent_tma)");
 }
 
