@@ -45,8 +45,7 @@
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
 // stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
 // can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
-// of the next tile's first odd K blocks is issued (every block where K is short), so the stores run under the tensor
-// cores' work, not between tiles.
+// of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
 // With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
 // blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
 //
@@ -495,12 +494,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             ptx::wgmma_commit();
             if (g == 0) {
               if (tracer && tiles_done == 1 && j == 0) mark(kTrNextIssued, clock64());
-              // A piece of the previous tile, while this K block's MMAs run; after odd K blocks only where the unit
-              // has K blocks for that (a piece takes ~940 cycles of the consumer, a K block ~1,000 of MMAs: a piece
-              // after every block let the tensor cores run dry at each tile's start, ~790 cycles a tile).
               if constexpr (kDeferred)
-                if (next_unit < kUnits && (n_kb < 2 * kUnits + 1 || (j & 1) == 1)) {
-                  store_unit();
+                if (next_unit < kUnits) {
+                  store_unit();  // a piece of the previous tile, while this K block's MMAs run
                   if (tracer && tiles_done == 1 && next_unit == 1) mark(kTrUnit0Stored, clock64());
                 }
               if constexpr (!Cfg::Epi::kIdentity)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# device-next-27.sh — for the first device calls of the session after the twenty-seventh: 997a6f1's kernel change (a
-# finished tile's deferred TMA-store pieces after odd K blocks only) through the GPU tests, then the suites it moves.
+# device-next-27.sh — for the first device calls of the session after the twenty-seventh: the kernel change of
+# lab/2026-12-03-session27/odd-block-pieces.patch (a finished tile's deferred TMA-store pieces after odd K blocks only;
+# apply it and build first) through the GPU tests, then the suites it moves.
 #   PART=1: PersistentTma.*, StreamK.*, GroupedMm.*, Addmm.*, ScaledMm.* and memcheck of a sample.       (~400 s)
 #   PART=2: bench square, llm, waves (isolated and back to back) and bmm, tuned afresh.                  (~500 s)
 # Carry [".carry/bin", ".carry/kcache.tgz"] (build: make -C build -j2; kcache: `tmagemm compile-check` into .kcache,
