@@ -39,13 +39,14 @@
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
 //   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
-//   reallocation), kTrace.
+//   reallocation), kTrace, kGrouped, kStreamK, kPingPong.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
 // stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
 // can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
-// of the next tile's first K blocks is issued, so the stores run under the tensor cores' work, not between tiles.
+// of the next tile's first odd K blocks is issued (every block where K is short), so the stores run under the tensor
+// cores' work, not between tiles.
 // With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
 // blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
 //
@@ -130,7 +131,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
   static_assert(CN == 1 || (Cfg::kAKMajor ? (BM / 2) % 8 == 0 : (BK / 2) % 8 == 0), "A must split into two halves");
   constexpr bool SN = Cfg::kSplitN;
-  constexpr int kRowsPerConsumer = SN ? BM : BM / C;
+  // kPingPong: each consumer computes whole tiles, the CTA's units taken in turn (consumer 0 the even ones), and
+  // their K loops run one after the other (named barriers 8 + consumer): one consumer's MMAs run while the other
+  // waits out its last wgmmas, packs and stores its tile, so a tile boundary leaves the tensor cores busy.
+  constexpr bool kPP = Cfg::kPingPong;
+  static_assert(!kPP || (C == 2 && !SN && !Cfg::kStreamK && !Cfg::kGrouped && Cfg::kPromote == 0 && CN == 1),
+                "ping-pong: two consumers on whole tiles, 16-bit mm/bmm/addmm, clusters along M only");
+  constexpr bool kWholeRows = SN || kPP;  // each consumer holds every row of the tile
+  constexpr int kRowsPerConsumer = kWholeRows ? BM : BM / C;
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
   static_assert(!SN || (WN % kRowElems == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
@@ -197,7 +205,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
     if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
-    ring.init(C * 4 * CS);  // one arrival per consumer warp of every cluster CTA
+    ring.init((kPP ? 1 : C) * 4 * CS);  // one arrival per consumer warp (of the stage's consumer) of every cluster CTA
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
   // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
@@ -392,7 +400,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
     // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
     // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
-    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1;
+    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP;  // ping-pong stores under the other's MMAs
     static_assert(!Cfg::kGrouped || !Cfg::kStoreTma || kDeferred, "grouped TMA stores go through the deferred path");
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
     constexpr int kUnits = MI * kFragUnits;
@@ -408,7 +416,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         for (int u = 0; u < kUnits; ++u) {
           if (u != next_unit) continue;
           const int mi = u / kFragUnits, g = u % kFragUnits;
-          const int row0 = pending.m0 + (SN ? mi : cidx * MI + mi) * 64;
+          const int row0 = pending.m0 + (kWholeRows ? mi : cidx * MI + mi) * 64;
           const int col0 = pending.n0 + (SN ? cidx * WN : 0);
           if (row0 >= pending.m_end || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
           if (g < kFragChunks) {
@@ -427,14 +435,24 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     };
     if (tracer) mark(kTrConsStart, clock64());
     WorkUnit u;
+    int unit_index = 0;  // ping-pong: the CTA's units counted, consumer unit_index % 2 takes each
     for (bool more = work.template first<Cfg::kStreamK>(first_tile, u); more; more = work.template next<Cfg::kStreamK>(first_tile, u)) {
       const int t = u.tile;
       // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
       // j = kb - kb0 from 0, as a whole tile's do.
       const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
+      if constexpr (kPP) {
+        const int index = unit_index++;
+        if ((index & 1) != cidx) {  // the other consumer's unit: its stages are skipped
+          for (int j = 0; j < n_kb; ++j) pos.advance();
+          continue;
+        }
+        // NOTE: the turn: the other consumer has issued its unit's last K block (it arrives after its loop).
+        if (index > 0) ptx::named_barrier_sync(8 + cidx, 256);
+      }
       const TileCoord tc = tile_of(t);
       // This consumer's part of the tile: its first row and column, and the epilogue vectors of its fragments.
-      const int row_base = tc.m0 + (SN ? 0 : cidx * kRowsPerConsumer), col_base = tc.n0 + (SN ? cidx * WN : 0);
+      const int row_base = tc.m0 + (kWholeRows ? 0 : cidx * kRowsPerConsumer), col_base = tc.n0 + (SN ? cidx * WN : 0);
       using Vectors = TileVectors<WN, MI, typename Cfg::Epi>;
       Vectors vecs;
       int prev_stage = 0;
@@ -448,7 +466,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       // A consumer whose rows all lie at or past the tile's last row (grouped_mm: a group's last tile; mm: the M edge)
       // has nothing to compute: it only takes part in the ring (waits for each stage and releases it), and the other
       // consumer's wgmmas have the tensor cores to themselves. (Its fragments are never stored.)
-      const bool idle = kPromote == 0 && !SN && row_base >= tc.m_end;
+      const bool idle = kPromote == 0 && !SN && !kPP && row_base >= tc.m_end;
       if (idle) {
         for (int j = 0; j < n_kb; ++j) {
           ring.wait_full(pos);
@@ -479,7 +497,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
               const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
   #pragma unroll
               for (int mi = 0; mi < MI; ++mi) {
-                const int frag = SN ? mi : cidx * MI + mi;  // which 64-row block of the tile
+                const int frag = kWholeRows ? mi : cidx * MI + mi;  // which 64-row block of the tile
                 const uint32_t a_off =
                     Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
                 const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
@@ -494,9 +512,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             ptx::wgmma_commit();
             if (g == 0) {
               if (tracer && tiles_done == 1 && j == 0) mark(kTrNextIssued, clock64());
+              // A piece of the previous tile, while this K block's MMAs run; after odd K blocks only where the unit
+              // has K blocks for that (a piece takes ~940 cycles of the consumer, a K block ~1,000 of MMAs: a piece
+              // after every block let the tensor cores run dry at each tile's start, ~790 cycles a tile).
               if constexpr (kDeferred)
-                if (next_unit < kUnits) {
-                  store_unit();  // a piece of the previous tile, while this K block's MMAs run
+                if (next_unit < kUnits && (n_kb < 2 * kUnits + 1 || (j & 1) == 1)) {
+                  store_unit();
                   if (tracer && tiles_done == 1 && next_unit == 1) mark(kTrUnit0Stored, clock64());
                 }
               if constexpr (!Cfg::Epi::kIdentity)
@@ -552,6 +573,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         } else {
           for (int j = 0; j < n_kb; ++j) k_block(j, cuda::std::false_type{});
         }
+        if constexpr (kPP) {  // the other consumer's turn, if it has a unit after this one
+          WorkUnit nu = u;
+          if (work.template next<false>(first_tile, nu)) ptx::named_barrier_arrive(8 + (1 - cidx), 256);
+        }
         if constexpr (kPromote == 0) {
           ptx::wgmma_wait<0>();
           if (lane == 0) ring.template release<CS>(prev_stage);
@@ -597,7 +622,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
-        const int row0 = tc.m0 + (SN ? mi : cidx * MI + mi) * 64;
+        const int row0 = tc.m0 + (kWholeRows ? mi : cidx * MI + mi) * 64;
         const int col0 = tc.n0 + (SN ? cidx * WN : 0);
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
         auto finish = [&](float (&d)[WN / 2]) {

@@ -19,6 +19,11 @@ __device__ inline void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrival on a named barrier without waiting (the threads that bar.sync on it wait for `threads` in all).
+__device__ inline void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 __device__ inline cuda::std::uint32_t smem_u32(const void* p) {
   return static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(p));
 }

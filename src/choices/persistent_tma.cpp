@@ -46,13 +46,13 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
+  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
                      stages, consumers,
                      split_n ? "_sn" : "", group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
                      cluster_n > 1 ? fmt::format("_cn{}", cluster_n) : std::string(), store_tma ? "_tmastore" : "",
                      store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string(),
-                     stream_k ? "_sk" : "",
+                     stream_k ? "_sk" : "", ping_pong ? "_pp" : "",
                      promote > 0 ? fmt::format("_p{}", promote) : std::string(),
                      promote_n > 0 ? fmt::format("n{}", promote_n) : std::string());
 }
@@ -128,6 +128,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
        .weight = 0.98, .tuner_only = true, .stream_k = true},
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .stream_k = true},
+      // Ping-pong: each consumer on whole tiles, the two taking turns (kernels/gemm_persistent_tma.cuh kPingPong); a
+      // consumer holds a 64x256 or 128x128 fragment set. Left to the tuner.
+      {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.95,
+       .tuner_only = true, .ping_pong = true},
+      {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 0.97, .tuner_only = true, .ping_pong = true},
+      {.bm = 64, .bn = 256, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .cluster_m = 2, .store_tma = true,
+       .weight = 0.95, .tuner_only = true, .ping_pong = true},
       // FP8 (scaled_mm): K-major e4m3/e5m2 tiles of 128-element rows, block K 128 (one 128-byte swizzle slab).
       // Weights are first guesses from the 16-bit table until measured.
       {.bm = 128, .bn = 256, .bk = 128, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 1.00,
@@ -183,6 +191,9 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   }
   if (c.stream_k && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0))
     return "stream-K configs take 16-bit mm, bmm and addmm";
+  if (c.ping_pong && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0 || c.stream_k || c.split_n ||
+                      c.consumers != 2 || c.cluster_n != 1))
+    return "ping-pong configs take 16-bit mm, bmm and addmm on two consumers, clusters along M only";
   if (c.in_bytes == 1) {
     if (p.op != Op::scaled_mm || !is_fp8(p.a.dtype) || !is_fp8(p.b.dtype))
       return "an fp8 config takes scaled_mm with fp8 inputs only";
@@ -201,7 +212,10 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
   if (c.bk * c.in_bytes != 128 && c.bk * c.in_bytes != 256)
     return "block K must be one or two 128-byte swizzle slabs (64 or 128 16-bit elements, 128 or 256 fp8)";
-  if (!c.split_n && c.bm % (64 * c.consumers) != 0) return "block M must be a multiple of 64 per consumer warpgroup";
+  if (!c.split_n && !c.ping_pong && c.bm % (64 * c.consumers) != 0)
+    return "block M must be a multiple of 64 per consumer warpgroup";
+  if (c.ping_pong && (c.bm % 64 != 0 || (c.bm / 64) * (c.bn / 2) > 128))
+    return "a ping-pong consumer holds whole 64-row fragments of at most 128 accumulator registers";
   if (c.split_n && (c.bm % 64 != 0 || c.bn % (64 * c.consumers) != 0))
     return "consumers that split the columns need block M a multiple of 64 and 64 columns or more each";
   if (c.bn % 32 != 0 || c.bn > 256) return "block N must be a multiple of 32, at most 256";
@@ -272,7 +286,8 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
         int_field("kPromoteCols", c.promote_n)},
        {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
         int_field("kConsumerRegs", realloc ? 232 : 0)},
-       {bool_field("kTrace", trace), bool_field("kGrouped", grouped), bool_field("kStreamK", c.stream_k)}}};
+       {bool_field("kTrace", trace), bool_field("kGrouped", grouped), bool_field("kStreamK", c.stream_k),
+        bool_field("kPingPong", c.ping_pong)}}};
   return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
                                         b_kmajor ? "c" : "r", out_names[out], epi.suffix(), grouped ? "_grouped" : "",
                                         trace ? "_trace" : ""),
@@ -290,6 +305,11 @@ jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
 std::vector<jit::KernelSpec> persistent_tma_all_specs() {
   std::vector<jit::KernelSpec> specs;
   for (const auto& c : persistent_tma_configs()) {
+    if (c.ping_pong) {  // bf16 in every layout
+      for (bool ak : {true, false})
+        for (bool bk : {true, false}) specs.push_back(make_spec(c, 0, 0, ak, bk, 0));
+      continue;
+    }
     if (c.in_bytes == 1) {  // fp8: K-major only; e4m3 x e4m3 for every output, the mixed pairs on bf16
       for (int out : {0, 1, 2})
         if (!(c.store_tma && out == 2)) specs.push_back(make_spec(c, 2, 2, true, true, out));
@@ -314,7 +334,7 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
   // direct-store and the first TMA-store config.
   bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2 && !c.stream_k) {
+    if (c.in_bytes == 2 && !c.stream_k && !c.ping_pong) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
       if (first_grouped || (first_grouped_tma && c.store_tma)) {
         specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));

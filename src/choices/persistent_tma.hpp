@@ -44,8 +44,12 @@ struct TmaConfig {
   // out among the CTAs by K blocks, a split tile's partial sums added in a fixed order by its last unit (16-bit mm,
   // bmm and addmm; a workspace of partial sums and counters).
   bool stream_k = false;
+  // Ping-pong (kernels/gemm_persistent_tma.cuh kPingPong): each consumer computes whole tiles, the two taking the CTA's
+  // tiles in turn with their K loops one after the other, so that one's MMAs cover the other's tile boundary (16-bit
+  // mm, bmm and addmm; clusters along M only).
+  bool ping_pong = false;
 
-  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4", "_sk"; fp8:
+  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4", "_sk", "_pp"; fp8:
   // "persistent_tma_fp8_..." and "_p<promote>" + "n<promote_n>")
   std::string name() const;
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for

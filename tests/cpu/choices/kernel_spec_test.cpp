@@ -59,7 +59,7 @@ TEST(KernelSpec, PersistentTmaTextIsUnchanged) {
             "  static constexpr bool kAKMajor = true, kBKMajor = true, kF16 = false;\n"
             "  static constexpr int kFp8A = 0, kFp8B = 0, kPromote = 0, kPromoteCols = 0;\n"
             "  static constexpr int kOut = 0, kProducerRegs = 40, kConsumerRegs = 232;\n"
-            "  static constexpr bool kTrace = false, kGrouped = false, kStreamK = false;\n"
+            "  static constexpr bool kTrace = false, kGrouped = false, kStreamK = false, kPingPong = false;\n"
             "  using Epi = tmagemm::kernels::Epilogue<-1, 0, false>;\n"
             "};\n");
 }

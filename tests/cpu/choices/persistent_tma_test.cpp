@@ -47,6 +47,33 @@ TEST(PersistentTmaHost, WaveModelPrefersTheTileThatFillsTheLastWave) {
   EXPECT_NE(persistent_tma_pick(q, hopper(), 0)->name(), c224.name());
 }
 
+TEST(PersistentTmaHost, PingPongConfigsTakeWholeTilesOnTwoConsumers) {
+  int pp = 0;
+  for (const auto& c : persistent_tma_configs()) {
+    if (!c.ping_pong) continue;
+    ++pp;
+    EXPECT_TRUE(c.tuner_only) << c.name();
+    EXPECT_NE(c.name().find("_pp"), std::string::npos) << c.name();
+    // A consumer holds every row of its tile: at most 128 fp32 accumulator registers.
+    EXPECT_LE((c.bm / 64) * (c.bn / 2), 128) << c.name();
+    EXPECT_EQ(persistent_tma_can_implement(problem(4096, 4096, 4096, true), c, hopper()), "") << c.name();
+    EXPECT_EQ(persistent_tma_can_implement(problem(4096, 4096, 4096, false), c, hopper()), "") << c.name();
+    GemmProblem g = problem(4096, 4096, 4096, false);
+    g.op = Op::grouped_mm;
+    EXPECT_NE(persistent_tma_can_implement(g, c, hopper()).find("ping-pong configs take"), std::string::npos);
+  }
+  EXPECT_EQ(pp, 3);
+  // A 128x256 tile per consumer would need 256 accumulator registers.
+  TmaConfig wide = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
+  wide.ping_pong = true;
+  EXPECT_NE(persistent_tma_can_implement(problem(4096, 4096, 4096, true), wide, hopper()).find("at most 128"),
+            std::string::npos);
+  // compile-check: bf16 in each of the four layouts, no grouped variant.
+  int specs = 0;
+  for (const auto& s : persistent_tma_all_specs()) specs += s.name.find("_pp_") != std::string::npos;
+  EXPECT_EQ(specs, 3 * 4);
+}
+
 TEST(PersistentTmaHost, OperandsReadOnceAreStreamed) {
   const auto& c256 = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
   const auto& c2x1 = config("persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore");
@@ -85,7 +112,7 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
   // TMA-store configs).
   int grouped = 0, configs16 = 0;
   for (const auto& s : persistent_tma_all_specs()) grouped += s.name.find("_grouped") != std::string::npos;
-  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.stream_k;
+  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.stream_k && !c.ping_pong;
   EXPECT_EQ(grouped, configs16 + 4);
 }
 
