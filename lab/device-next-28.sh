@@ -6,6 +6,10 @@
 #           sample, then the K = 1024 and 4096^3 rows forced per config against cuBLASLt.                   (~520 s)
 #   PART=2: forced benches on the remaining shapes, then square and llm tuned afresh.
 #   PART=3: waves and bmm tuned afresh (if the tuner now picks `_pp` configs, they count).
+#   PART=4: library ranks per M (tuner): the tuner's GPU tests, then waves, llm and square tuned afresh with the SM
+#           clock and power sampled every 200 ms (smi.csv: is the card at its power limit during the long GEMMs?).
+#   PART=5: after run 4's fix (explain's choice is one of its own enumeration's): the tuner's tests, pytest of the
+#           options and cache (carry .carry/py312 too), then waves, llm, square and addmm tuned afresh.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -31,6 +35,27 @@ case "${PART:-1}" in
   ;;
 3)
   bench_suites waves:200 bmm:200
+  ;;
+4)
+  gpu_tests "TuneBuckets.*:Faults.*:Tuner.*:AccuracyFloor.*" 240
+  grep -E "^\[ +(OK|FAILED) " "$out/gpu-tests.txt" | awk '{print $4, $5, $6}' | tr '\n' ' '; echo
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv,noheader -lms 200 > "$out/smi.csv" 2>&1 &
+  smi=$!
+  BENCH_LOG=autotune bench_suites waves:200 llm:200 square:150
+  kill $smi
+  # samples per (power band of 50 W, SM clock band of 50 MHz, throttle reasons): the busy bands show the limit
+  awk -F', ' '{p=int($4/50)*50; c=int($2/50)*50; print p "W", c "MHz", $7}' "$out/smi.csv" | sort | uniq -c \
+    | sort -k2,2n | awk '$1 >= 3' | tail -25
+  ;;
+5)
+  gpu_tests "Tuner.*:TuneBuckets.*:Faults.*" 120
+  grep -E "^\[ +(OK|FAILED) " "$out/gpu-tests.txt" | awk '{print $4, $5, $6}' | tr '\n' ' '; echo
+  stage pytest
+  PYTHONPATH=$PWD/.carry/py312 timeout 120 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_options.py \
+    tests/python/test_cache.py tests/python/test_ops.py > "$out/pytest.txt" 2>&1
+  echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR|SKIPPED" "$out/pytest.txt" | tail -8
+  bench_suites waves:150 llm:200 square:120 addmm:200
   ;;
 esac
 stage done

@@ -29,6 +29,9 @@ struct Options {
   int sm_carveout = 0;                     // TMAGEMM_SM_CARVEOUT=<int >= 0>
   bool m_buckets = true;                   // TMAGEMM_M_BUCKETS=0|1: the tuning key holds M by bucket (README "Shape
                                            // buckets"; one tuning serves every M of a bucket); 0: M exact
+  bool library_ranks_per_m = true;         // TMAGEMM_LIBRARY_RANKS_PER_M=0|1: at an M of a bucket other than its
+                                           // largest, where the bucket's winner is cuBLASLt's first pick, its ranks
+                                           // are timed at that M once (stored); 0: the bucket's winner runs as is
 
   // Defaults, then TMAGEMM_* environment variables on top. A malformed value throws
   // Error(invalid_argument) naming the variable.

@@ -19,6 +19,8 @@ struct TuningStats {
   uint64_t db_misses = 0;           // first calls of a problem the database could not answer (no usable winner for
                                     // its key, or the database unavailable); benchmark and cached_only modes
   uint64_t tuned = 0;               // tunings run (benchmark mode, after a miss)
+  uint64_t rank_tunings = 0;        // a library's ranks timed at an M of a bucket whose winner is the library's first
+                                    // pick (Options::library_ranks_per_m; README "Shape buckets")
   uint64_t cached_only_misses = 0;  // cached_only misses: the heuristic choice ran instead of a tuned winner
   uint64_t heuristic = 0;           // first calls that ran the heuristic choice (heuristic mode, cached_only misses,
                                     // calls inside a CUDA graph capture, tunings that ran out of memory)

@@ -88,7 +88,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
               // Error(invalid_argument) naming it)
   if (!h.is_none()) {
     nb::tuple t = nb::borrow<nb::tuple>(h);
-    if (t.size() != 10) invalid("options: not an options description");
+    if (t.size() != 11) invalid("options: not an options description");
     auto flag = [&](std::size_t i, bool& field) {
       if (!t[i].is_none()) field = nb::cast<bool>(t[i]);
     };
@@ -102,6 +102,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
     if (!t[7].is_none()) o.choice_regex = nb::cast<std::string>(t[7]);
     if (!t[8].is_none()) o.sm_carveout = nb::cast<int>(t[8]);
     flag(9, o.m_buckets);
+    flag(10, o.library_ranks_per_m);
   }
   o.stream = reinterpret_cast<cudaStream_t>(stream);
   return o;
@@ -290,6 +291,7 @@ NB_MODULE(_C, m) {
     d["heuristic"] = s.heuristic;
     d["out_of_memory_retries"] = s.out_of_memory_retries;
     d["tunings_out_of_memory"] = s.tunings_out_of_memory;
+    d["rank_tunings"] = s.rank_tunings;
     d["modules_loaded"] = s.modules_loaded;
     d["modules_kept"] = s.modules_kept;
     d["modules_unloaded"] = s.modules_unloaded;

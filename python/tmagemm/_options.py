@@ -16,7 +16,9 @@ class Options:
     persistent_tma, fallback, cublaslt, skinny, pad_tma: allow or forbid a backend. allow_reduced_precision_reduction:
     as torch's allow_bf16_reduced_precision_reduction. choice_regex: only choices whose name matches (ECMAScript).
     sm_carveout: leave that many SMs free. m_buckets: the tuning key holds M by shape bucket (one tuning serves every
-    M of a bucket; README "Shape buckets"); False keeps M exact."""
+    M of a bucket; README "Shape buckets"); False keeps M exact. library_ranks_per_m: at an M of a bucket other than
+    its largest, where the bucket's winner is cuBLASLt's first pick, its ranks are timed at that M once (benchmark
+    tuning only); False runs the bucket's winner as is."""
 
     tuning: str | None = None
     persistent_tma: bool | None = None
@@ -28,6 +30,7 @@ class Options:
     choice_regex: str | None = None
     sm_carveout: int | None = None
     m_buckets: bool | None = None
+    library_ranks_per_m: bool | None = None
 
     def __post_init__(self):
         from ._errors import InvalidArgumentError

@@ -68,7 +68,7 @@ def import_(source: str | Path) -> int:
 def stats(reset: bool = False) -> dict:
     """This process's tuner counters and kernel modules (tmagemm::tuning_stats): {'memo_hits', 'bucket_hits',
     'db_hits', 'db_misses', 'tuned', 'cached_only_misses', 'heuristic', 'out_of_memory_retries',
-    'tunings_out_of_memory', 'modules_loaded', 'modules_kept', 'modules_unloaded'}. A serving
+    'tunings_out_of_memory', 'rank_tunings', 'modules_loaded', 'modules_kept', 'modules_unloaded'}. A serving
     process in tuning='cached_only' never tunes: each shape it meets the first time is a database hit or a counted
     miss that runs the heuristic choice. reset=True sets the counters to 0 after reading them."""
     result = dict(_C.tuning_stats())

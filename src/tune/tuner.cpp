@@ -46,7 +46,7 @@ struct MemoKey {
   int64_t m, n, k, batch;
   int tuning, carveout;
   unsigned backends_off;  // bit i: row i of choices::backend_switches() is off
-  bool reduced, m_buckets;
+  bool reduced, m_buckets, library_ranks;
   int bias_kind, act, scale_kind;
   unsigned epilogue_bits;  // epilogue_class
   bool fast_accum;
@@ -63,7 +63,7 @@ struct MemoKeyHash {
         static_cast<uint64_t>(k.b_major) << 36 | static_cast<uint64_t>(k.out_major) << 40 |
         static_cast<uint64_t>(k.align_bits) << 44 | static_cast<uint64_t>(k.tuning) << 52 |
         static_cast<uint64_t>(k.fast_accum) << 54 | static_cast<uint64_t>(k.reduced) << 55 |
-        static_cast<uint64_t>(k.m_buckets) << 63 |
+        static_cast<uint64_t>(k.m_buckets) << 63 | static_cast<uint64_t>(k.library_ranks) << 62 |
         static_cast<uint64_t>(k.backends_off) << 56);
     mix(static_cast<uint64_t>(k.device) | static_cast<uint64_t>(k.sm_count) << 16 |
         static_cast<uint64_t>(k.carveout) << 32 | static_cast<uint64_t>(k.bias_kind) << 48 |
@@ -121,7 +121,7 @@ class DisabledBackend final : public choices::Choice {
 // How choose() answered (tmagemm::tuning_stats).
 struct Counters {
   std::atomic<uint64_t> memo_hits{0}, bucket_hits{0}, db_hits{0}, db_misses{0}, tuned{0}, cached_only_misses{0},
-      heuristic{0}, out_of_memory_retries{0}, tunings_out_of_memory{0};
+      heuristic{0}, out_of_memory_retries{0}, tunings_out_of_memory{0}, rank_tunings{0};
 };
 Counters g_counters;
 void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
@@ -173,7 +173,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  p.k,                            p.batch,
                  static_cast<int>(o.tuning),     o.sm_carveout,
                  backends_off(o),                o.allow_reduced_precision_reduction,
-                 o.m_buckets,
+                 o.m_buckets,                    o.library_ranks_per_m,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  epilogue_class(p),
@@ -625,6 +625,63 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 
 }  // namespace
 
+// A bucket's M other than its largest, where the bucket's winner is a library choice named by its rank
+// (cublaslt_algo0: "the library's first pick at each M"): the library's ranks are timed at this exact M once and the
+// fastest runs it (pick_winner's rules: near-ties go to the lower rank), kept in its own record (the exact M's key +
+// "|ranks"), so that a later process reads it. The bucket's record and winner stay as they are. A library adapts its
+// pick to M but its first pick is not always its best: on the H200 cuBLASLt's rank 0 read 0.928 and 0.946 of its best
+// of four at M = 1000 (bucket 897..1024) and 4224 (4097..5120) in the waves suite (docs/perf-notes.md, twenty-eighth
+// session). Timing four library algorithms is a small part of a tuning; Options::library_ranks_per_m (TMAGEMM_
+// LIBRARY_RANKS_PER_M=0) turns it off for a process that must not time anything past a bucket's first call. Only in
+// Tuning::benchmark: a cached_only process runs the bucket's winner at every M (a new M of a preloaded bucket reads
+// nothing, README "Shape buckets"); inside a capture, or while a tuning that ran out of memory waits, the stored rank
+// or else the bucket's winner runs. `enumerated`: the call's own enumeration of p where it has one (the choice
+// returned is then one of its entries); else p is enumerated here. `may_time` false: the stored rank or the winner.
+choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
+                                     choices::ChoicePtr bucket_choice, const std::vector<Candidate>* enumerated,
+                                     bool may_time = true) {
+  if (!o.library_ranks_per_m || o.tuning != Tuning::benchmark || !bucket_choice ||
+      bucket_choice->library_rank() != 0 || p.op == Op::grouped_mm)
+    return bucket_choice;
+  Options exact = o;
+  exact.m_buckets = false;
+  const std::string key = database_key(p, exact, dev) + "|ranks";
+  const std::vector<Candidate> own = enumerated ? std::vector<Candidate>() : enumerate(p, o, dev);
+  const std::vector<Candidate>& cands = enumerated ? *enumerated : own;
+  std::vector<choices::ChoicePtr> ranks;
+  for (const auto& c : cands)
+    if (c.reason.empty() && c.choice->library_rank() >= 0 && c.choice->backend() == std::string(bucket_choice->backend()))
+      ranks.push_back(c.choice);
+  if (ranks.size() < 2) return bucket_choice;
+  const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
+  if (rec) {
+    if (choices::ChoicePtr c = runnable(cands, rec->winner); c && c->library_rank() >= 0) return c;
+    return bucket_choice;
+  }
+  if (!may_time || runtime::stream_capturing(o.stream) ||
+      g_oom_reports.active("backoff " + database_key(p, o, dev)))
+    return bucket_choice;
+  Tuned t;
+  try {
+    t = benchmark(p, o, ranks, BenchmarkRun{.card_warm = true});
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::invalid_argument) throw;
+    cudaGetLastError();
+    return bucket_choice;  // (out of memory, or every rank failed: the bucket's winner, as before)
+  }
+  count(g_counters.rank_tunings);
+  if (runtime::log_enabled("autotune")) {
+    fmt::print(stderr, "AUTOTUNE bucket M {}: the library's ranks timed at M = {} (the bucket's winner {}):\n",
+               m_key(bucket_of(p, o.m_buckets)), p.m, bucket_choice->name());
+    print_autotune(p, t, ranks.size());
+  }
+  if (t.out_of_memory.empty()) {
+    const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
+    with_database([&](TuningDb& db) { db.put(key, record); return true; }, false);
+  }
+  return t.winner;
+}
+
 choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
   MemoKey mkey = memo_key(p, o, dev);
   {
@@ -650,6 +707,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     }
     if (held && held->can_implement(p, dev).empty()) {
       count(g_counters.bucket_hits);
+      if (!at_top) held = library_rank_at_m(p, o, dev, held, nullptr);
       if (o.tuning == Tuning::cached_only) log_cached_only(p, key, true, held.get());
       if (timing_log)
         fmt::print(stderr, "tmagemm timing choose {}: {:.3f} ms (the bucket's winner held in memory)\n",
@@ -788,6 +846,7 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     std::lock_guard<std::mutex> lock(g_bucket_mutex);
     g_bucket_memo[bkey] = winners;
   }
+  if (bucketed && !at_top && tuned_or_stored) chosen = library_rank_at_m(p, o, dev, chosen, &cands);
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
   return chosen;
@@ -876,7 +935,9 @@ choices::ChoicePtr stored_choice(const GemmProblem& p, const Options& o, const s
   if (!rec) return nullptr;
   const MBucket bucket = bucket_of(p, o.m_buckets);
   const BucketWinners w = bucket_winners(p, bucket, cands, *rec);
-  return p.m == bucket.hi && w.top ? w.top : w.pick;
+  if (p.m == bucket.hi && w.top) return w.top;
+  if (bucket.exact() || p.m == bucket.hi) return w.pick;
+  return library_rank_at_m(p, o, runtime::device_info(p.device), w.pick, &cands, false);
 }
 
 void set_database_retry_seconds_for_testing(int seconds) {
@@ -916,6 +977,7 @@ TuningStats tuning_stats() {
   s.db_hits = tune::g_counters.db_hits.load(std::memory_order_relaxed);
   s.db_misses = tune::g_counters.db_misses.load(std::memory_order_relaxed);
   s.tuned = tune::g_counters.tuned.load(std::memory_order_relaxed);
+  s.rank_tunings = tune::g_counters.rank_tunings.load(std::memory_order_relaxed);
   s.cached_only_misses = tune::g_counters.cached_only_misses.load(std::memory_order_relaxed);
   s.heuristic = tune::g_counters.heuristic.load(std::memory_order_relaxed);
   s.out_of_memory_retries = tune::g_counters.out_of_memory_retries.load(std::memory_order_relaxed);
@@ -930,7 +992,8 @@ TuningStats tuning_stats() {
 void reset_tuning_stats() {
   for (auto* c : {&tune::g_counters.memo_hits, &tune::g_counters.bucket_hits, &tune::g_counters.db_hits, &tune::g_counters.db_misses,
                   &tune::g_counters.tuned, &tune::g_counters.cached_only_misses, &tune::g_counters.heuristic,
-                  &tune::g_counters.out_of_memory_retries, &tune::g_counters.tunings_out_of_memory})
+                  &tune::g_counters.out_of_memory_retries, &tune::g_counters.tunings_out_of_memory,
+                  &tune::g_counters.rank_tunings})
     c->store(0, std::memory_order_relaxed);
 }
 

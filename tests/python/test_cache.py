@@ -79,13 +79,14 @@ def test_stats_are_this_process_counters():
     # No GPU needed: the counters exist from the start, and reset sets the call counters to 0.
     s = cache.stats()
     for key in ("memo_hits", "bucket_hits", "db_hits", "db_misses", "tuned", "cached_only_misses", "heuristic",
-                "out_of_memory_retries", "tunings_out_of_memory", "modules_loaded", "modules_kept", "modules_unloaded"):
+                "out_of_memory_retries", "tunings_out_of_memory", "rank_tunings", "modules_loaded", "modules_kept", "modules_unloaded"):
         assert isinstance(s[key], int) and s[key] >= 0, key
     assert s["modules_kept"] <= s["modules_loaded"]
     cache.stats(reset=True)
     after = cache.stats()
     assert all(after[k] == 0 for k in ("memo_hits", "bucket_hits", "db_hits", "db_misses", "tuned", "cached_only_misses",
-                                       "heuristic", "out_of_memory_retries", "tunings_out_of_memory"))
+                                       "heuristic", "out_of_memory_retries", "tunings_out_of_memory",
+                                       "rank_tunings"))
 
 
 def test_preload_refuses_a_bad_model_before_any_gpu_work(cache_dir):

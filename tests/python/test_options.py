@@ -20,6 +20,7 @@ def test_default_is_empty_text():
         Options(choice_regex="^persistent_tma_128x256", sm_carveout=8, allow_reduced_precision_reduction=True),
         Options(persistent_tma=False, fallback=False, pad_tma=False),
         Options(tuning="cached_only", m_buckets=False),
+        Options(library_ranks_per_m=False),
     ],
 )
 def test_text_round_trip(opts):
@@ -34,6 +35,7 @@ def test_text_round_trip(opts):
         ({"tuning": "fastest"}, "options.tuning"),
         ({"cublaslt": 1}, "options.cublaslt must be a bool"),
         ({"m_buckets": "yes"}, "options.m_buckets must be a bool"),
+        ({"library_ranks_per_m": 0}, "options.library_ranks_per_m must be a bool"),
         ({"sm_carveout": -1}, "options.sm_carveout"),
         ({"sm_carveout": True}, "options.sm_carveout"),
         ({"choice_regex": "a;b"}, "without ';'"),

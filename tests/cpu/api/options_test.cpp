@@ -16,7 +16,8 @@ namespace {
 const char* const kVars[] = {"TMAGEMM_TUNING",       "TMAGEMM_PERSISTENT_TMA",
                              "TMAGEMM_FALLBACK",     "TMAGEMM_SKINNY",
                              "TMAGEMM_CUBLASLT",     "TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION",
-                             "TMAGEMM_CHOICE_REGEX", "TMAGEMM_SM_CARVEOUT"};
+                             "TMAGEMM_CHOICE_REGEX", "TMAGEMM_SM_CARVEOUT",
+                             "TMAGEMM_M_BUCKETS",    "TMAGEMM_LIBRARY_RANKS_PER_M"};
 
 // Clears the TMAGEMM_* variables for each test and puts the caller's values back afterwards.
 class OptionsEnv : public ::testing::Test {
@@ -63,6 +64,8 @@ void expect_defaults(const Options& o) {
   EXPECT_FALSE(o.allow_reduced_precision_reduction);
   EXPECT_EQ(o.choice_regex, "");
   EXPECT_EQ(o.sm_carveout, 0);
+  EXPECT_TRUE(o.m_buckets);
+  EXPECT_TRUE(o.library_ranks_per_m);
 }
 
 TEST_F(OptionsEnv, DefaultsWithoutEnvironment) { expect_defaults(Options()); }
@@ -72,6 +75,7 @@ TEST_F(OptionsEnv, DefaultsOnlyIgnoresEnvironment) {
   set("TMAGEMM_FALLBACK", "0");
   set("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", "1");
   set("TMAGEMM_SM_CARVEOUT", "not a number");
+  set("TMAGEMM_LIBRARY_RANKS_PER_M", "0");
   expect_defaults(Options::defaults_only());
 }
 
@@ -97,7 +101,9 @@ TEST_F(OptionsEnv, Bools) {
   };
   for (Case c : {Case{"TMAGEMM_PERSISTENT_TMA", &Options::persistent_tma}, Case{"TMAGEMM_FALLBACK", &Options::fallback},
                  Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}, Case{"TMAGEMM_SKINNY", &Options::skinny},
-                 Case{"TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", &Options::allow_reduced_precision_reduction}}) {
+                 Case{"TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", &Options::allow_reduced_precision_reduction},
+                 Case{"TMAGEMM_M_BUCKETS", &Options::m_buckets},
+                 Case{"TMAGEMM_LIBRARY_RANKS_PER_M", &Options::library_ranks_per_m}}) {
     for (const char* off : {"0", "false", "off", "FALSE", "Off", " 0 "}) {
       set(c.name, off);
       EXPECT_FALSE(Options().*c.field) << c.name << "=" << off;

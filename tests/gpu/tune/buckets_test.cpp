@@ -92,9 +92,12 @@ class TuneBuckets : public ::testing::Test {
   std::unique_ptr<Matrix> a_, b_;
 };
 
+// The bucket rule alone: a bucket's winner runs every M of it (library_ranks_per_m, which may time cuBLASLt's ranks
+// at an M whose bucket it won, has a test of its own below).
 Options benchmark() {
   Options o = Options::defaults_only();
   o.tuning = Tuning::benchmark;
+  o.library_ranks_per_m = false;
   return o;
 }
 
@@ -193,6 +196,61 @@ TEST_F(TuneBuckets, CublasLtInABucketIsItsHeuristicsFirstPick) {
     if (key.find("..") == std::string::npos)
       for (const tune::Timing& t : record.timings) ranks_beyond_0 |= t.choice != "cublaslt_algo0";
   EXPECT_TRUE(ranks_beyond_0) << "an exact M times the heuristic's other picks too";
+}
+
+TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
+  // A bucket whose winner is cuBLASLt's first pick: another M of it times cuBLASLt's ranks at that M once (stored under
+  // the exact M's key + "|ranks") and runs the fastest; the bucket's record and the largest M are untouched; a new
+  // process reads the record, explain (stored_choice) names the same choice; switched off, or cached_only, the
+  // bucket's winner runs without timing.
+  shape(3100, 2048, 1024);
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^cublaslt_algo";
+  const TuningStats s0 = tuning_stats();
+  call(3072, o);  // the bucket 2561..3072, tuned on its largest M
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned - s0.tuned, 1u);
+  EXPECT_EQ(s1.rank_tunings, s0.rank_tunings);  // the largest M runs its own timings' winner
+  const std::string ran = call(2800, o);
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(s2.rank_tunings - s1.rank_tunings, 1u);
+  EXPECT_EQ(s2.tuned, s1.tuned);
+  EXPECT_EQ(ran.rfind("cublaslt_algo", 0), 0u) << ran;
+  std::size_t bucket_records = 0, rank_records = 0;
+  for (const auto& [key, record] : tune::TuningDb(tune::TuningDb::default_path()).list()) {
+    if (key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0) {
+      ++rank_records;
+      EXPECT_NE(key.find("|2800x2048x1024x1|"), std::string::npos) << key;
+      EXPECT_EQ(record.winner, ran);
+      EXPECT_GE(record.timings.size(), 2u) << "the ranks timed at M = 2800";
+    } else {
+      ++bucket_records;
+      EXPECT_EQ(record.winner, "cublaslt_algo0") << key;
+    }
+  }
+  EXPECT_EQ(rank_records, 1u);
+  EXPECT_EQ(bucket_records, 1u);
+  EXPECT_EQ(call(2800, o), ran);  // the in-memory map
+  tune::forget_in_memory();       // a new process: the stored rank
+  EXPECT_EQ(call(2800, o), ran);
+  {
+    Matrix out = make_matrix(DType::bf16, 2800, n_, false, 8, rng_, false);
+    TensorView va = a_->view();
+    va.sizes[0] = 2800;
+    const GemmProblem p = make_mm_problem(va, b_->view(), out.view());
+    const choices::ChoicePtr stored = tune::stored_choice(p, o, tune::enumerate(p, o));
+    ASSERT_TRUE(stored);
+    EXPECT_EQ(stored->name(), ran);
+  }
+  Options off = o;
+  off.library_ranks_per_m = false;
+  EXPECT_EQ(call(2800, off), "cublaslt_algo0");
+  Options cached = o;
+  cached.tuning = Tuning::cached_only;
+  EXPECT_EQ(call(2700, cached), "cublaslt_algo0");
+  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
+  EXPECT_EQ(tuning_stats().tuned, s2.tuned);
 }
 
 TEST_F(TuneBuckets, PreloadReadiesEveryBucket) {
