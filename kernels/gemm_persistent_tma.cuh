@@ -5,7 +5,8 @@
 // TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
 // Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
 // and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
-// its part (epilogue.cuh).
+// its part (epilogue.cuh). The other parts, each with its contract: scheduler.cuh (tiles and stream-K units),
+// pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), trace.cuh (profiling builds' timeline).
 //
 // FP8 (kFp8A / kFp8B: 1 e4m3, 2 e5m2): wgmma m64nWNk32 on K-major tiles of 128-element (128-byte) swizzled rows.
 // kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
@@ -66,44 +67,11 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "scheduler.cuh"
+#include "stream_k_fixup.cuh"
 #include "tma_desc.cuh"
+#include "trace.cuh"
 
 namespace tmagemm::kernels {
-
-// Timeline slots written by a kTrace build (per CTA). Cycle counts are the SM's clock64.
-enum TraceSlot : int {
-  kTrGlobalStart = 0,   // %globaltimer (ns) at entry, thread 0
-  kTrClockStart,        // clock64 at entry, thread 0
-  kTrInitDone,          // barriers initialised (after __syncthreads, or after arriving on the cluster barrier)
-  kTrFirstLoad,         // the producer issued its first stage
-  kTrProducerDone,      // the producer issued its last stage
-  kTrFirstFull,         // consumer 0 saw its first stage full
-  kTrFirstMainDone,     // consumer 0 finished the first tile's MMAs
-  kTrFirstEpiDone,      // consumer 0 finished the first tile's epilogue
-  kTrLastMainDone,      // ... the last tile's MMAs
-  kTrLastEpiDone,       // ... the last tile's epilogue
-  kTrStoresRead,        // consumer 0: the TMA stores have read shared memory
-  kTrExit,              // consumer 0 at its end
-  kTrGlobalExit,        // %globaltimer (ns) then
-  kTrSmid,              // the SM this CTA ran on
-  kTrTiles,             // tiles this CTA computed
-  kTrProdTile,          // producer, first stage (in the prologue): past the cluster wait, tile coordinates computed
-  kTrProdEmpty,         // (unused: the prologue's fresh stages need no empty-barrier wait)
-  kTrProdExpect,        // ... expect_tx armed
-  kTrProdA,             // ... A's loads issued
-  kTrConsStart,         // consumer 0 entered its loop
-  kTrPacked,            // consumer 0: the first tile's accumulators packed (or stored), before the next unit
-  kTrNextFull,          // ... the second tile's first stage seen full
-  kTrNextIssued,        // ... the second tile's first K block's wgmmas issued
-  kTrUnit0Stored,       // ... the first piece of the first tile stored (deferred TMA stores)
-  kTraceSlots = 24
-};
-
-__device__ inline cuda::std::uint64_t global_timer_ns() {
-  cuda::std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-  return t;
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
@@ -155,19 +123,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(Cfg::kAKMajor || BM % kRowElems == 0, "M-major A is loaded in 64-row chunks");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
-  // Profiling builds only: each tracing thread keeps its timeline in a private array and writes it out at its end
-  // (a global store per mark would make the kernel's memory fences wait for it). Every call site tests kTr first,
-  // so that normal builds do not even read the clock.
+  // Profiling builds only (trace.cuh): every call site tests kTr first, so that normal builds do not read the clock.
   constexpr bool kTr = Cfg::kTrace;
-  unsigned long long timeline[kTr ? kTraceSlots : 1] = {};
-  auto mark = [&](int slot, unsigned long long value) {
-    if constexpr (kTr) timeline[slot] = value;
-  };
-  auto flush_timeline = [&] {
-    if constexpr (kTr)
-      for (int s = 0; s < kTraceSlots; ++s)
-        if (timeline[s] != 0) trace[blockIdx.x * kTraceSlots + s] = timeline[s];
-  };
+  Timeline<kTr> timeline;
+  auto mark = [&](int slot, unsigned long long value) { timeline.mark(slot, value); };
+  auto flush_timeline = [&] { timeline.flush(trace); };
   if (kTr && threadIdx.x == 0) {
     mark(kTrGlobalStart, global_timer_ns());
     mark(kTrClockStart, clock64());
@@ -257,17 +217,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // One TMA load into `dst`, multicast when the part is shared, with the streaming policy when `stream`.
   auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
                   int batch_idx, uint64_t* bar, cuda::std::uint16_t mask, bool stream) {
-    const cuda::std::int32_t c[3] = {c0, c1, batch_idx};
-    if (stream) {
-      if (shared)
-        ptx::tma_load_3d_hint_multicast(dst, map, c0, c1, batch_idx, bar, mask, stream_policy);
-      else
-        ptx::tma_load_3d_hint(dst, map, c0, c1, batch_idx, bar, stream_policy);
-    } else if (shared) {
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
-    } else {
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
-    }
+    ptx::tma_load_3d(dst, map, c0, c1, batch_idx, bar, shared, mask, stream, stream_policy);
   };
   // Fills `stage` with K block kb of tile tc (the caller has seen the stage empty).
   auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) {
@@ -592,31 +542,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         int seg, nseg, slot;
         work.split(u, seg, nseg, slot);
         if (nseg > 1) {
-          // A split tile: this unit's partial sums go to the workspace, then it arrives on the tile's counter; the
-          // unit that arrives last adds every unit's sums in segment order (its own from registers) and stores the
-          // tile. An idle consumer (rows past the tile's last row) has nothing to add or store.
+          // A split tile: this unit's partial sums go to the workspace and it arrives on the tile's counter; the unit
+          // that arrives last adds every unit's sums in segment order and stores the tile (stream_k_fixup.cuh). An
+          // idle consumer (rows past the tile's last row) has nothing to add or store.
           if (idle) continue;
-          constexpr int kFloats = MI * (WN / 2);  // per thread
-          constexpr long long seg_step = static_cast<long long>(CS) * BM * BN;
-          const float* slot_base = ep.sk_partials +
-                                   (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
-                                   cidx * (kFloats * 128);
-          float* mine = const_cast<float*>(slot_base) + seg * seg_step;
-#pragma unroll
-          for (int mi = 0; mi < MI; ++mi) {
-            ptx::fence_accumulators(acc[mi]);
-#pragma unroll
-            for (int i = 0; i < WN / 2; ++i) __stcg(mine + (mi * (WN / 2) + i) * 128 + tid, acc[mi][i]);
-          }
-          __threadfence();  // the sums before the arrival (release)
-          ptx::named_barrier_sync(4 + cidx, 128);
-          if (tid == 0) {
-            const unsigned before = atomicAdd(ep.sk_counters + (slot * CS + static_cast<int>(rank)) * C + cidx, 1u);
-            sk_flag[cidx] = before == static_cast<unsigned>(nseg - 1);
-          }
-          ptx::named_barrier_sync(4 + cidx, 128);
-          if (!sk_flag[cidx]) continue;  // another unit of the tile finishes it
-          __threadfence();  // the other units' sums after their arrivals (acquire)
+          if (!stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, slot, seg, nseg, rank, cidx, tid, sk_flag)) continue;
           reduce_segments = nseg;
         }
       }
@@ -647,23 +577,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if constexpr (kPromote > 0) {
           finish(total[mi]);
         } else if (Cfg::kStreamK && reduce_segments > 0) {
-          // Every unit's sums from the workspace (this one's too: the same values), added in segment order, so that
-          // the tile's result does not depend on which unit finished last. (Into the accumulators, dead here: the next
-          // unit's first wgmma overwrites them, see k_block.)
-          constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
-          // (The slot's address again from the unit: a pointer kept from the fixup would hold registers.)
-          const float* part = ep.sk_partials +
-                              (static_cast<long long>(u.tile - work.dp_tiles) * ep.sk_seg_stride * CS + rank) *
-                                  (BM * BN) +
-                              (cidx * MI + mi) * (WN / 2) * 128 + tid;
-          ptx::fence_accumulators(acc[mi]);
-#pragma unroll
-          for (int i = 0; i < WN / 2; ++i) acc[mi][i] = __ldcg(part + i * 128);
-          for (int q = 1; q < reduce_segments; ++q) {
-            part += kSegStep;
-#pragma unroll
-            for (int i = 0; i < WN / 2; ++i) acc[mi][i] += __ldcg(part + i * 128);
-          }
+          stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, u.tile - work.dp_tiles, reduce_segments, rank, cidx, mi, tid);
           finish(acc[mi]);
         } else {
           ptx::fence_accumulators(acc[mi]);
@@ -688,11 +602,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if (tracer) mark(kTrStoresRead, clock64());
   }
   if (kTr && wg == 1 && tid == 0) {
-    unsigned smid;
-    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
     mark(kTrExit, clock64());
     mark(kTrGlobalExit, global_timer_ns());
-    mark(kTrSmid, smid);
+    mark(kTrSmid, sm_id());
     flush_timeline();
   }
 #endif

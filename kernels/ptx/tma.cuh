@@ -1,6 +1,7 @@
 // tma.cuh — TMA loads with an L2 cache policy, which cuda::ptx's cp_async_bulk_tensor does not offer, and the policy
 // itself (createpolicy).
 #pragma once
+#include <cuda/ptx>
 #include <cuda/std/cstdint>
 
 namespace tmagemm::ptx {
@@ -39,6 +40,25 @@ __device__ inline void tma_load_3d_hint_multicast(void* dst, const void* map, cu
       "l"(reinterpret_cast<cuda::std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
       "r"(static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar))), "h"(mask), "l"(policy)
       : "memory");
+}
+
+// One 3-D TMA load of a persistent kernel's operand: multicast to the cluster CTAs of `mask` where `multicast`, and
+// with the L2 `policy` where `hinted` (else the default policy).
+__device__ __forceinline__ void tma_load_3d(void* dst, const void* map, cuda::std::int32_t c0, cuda::std::int32_t c1,
+                                            cuda::std::int32_t c2, cuda::std::uint64_t* bar, bool multicast,
+                                            cuda::std::uint16_t mask, bool hinted, cuda::std::uint64_t policy) {
+  if (hinted) {
+    if (multicast)
+      tma_load_3d_hint_multicast(dst, map, c0, c1, c2, bar, mask, policy);
+    else
+      tma_load_3d_hint(dst, map, c0, c1, c2, bar, policy);
+    return;
+  }
+  const cuda::std::int32_t c[3] = {c0, c1, c2};
+  if (multicast)
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar, mask);
+  else
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst, map, c, bar);
 }
 
 }  // namespace tmagemm::ptx

@@ -637,9 +637,12 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 // nothing, README "Shape buckets"); inside a capture, or while a tuning that ran out of memory waits, the stored rank
 // or else the bucket's winner runs. `enumerated`: the call's own enumeration of p where it has one (the choice
 // returned is then one of its entries); else p is enumerated here. `may_time` false: the stored rank or the winner.
+// `settled` (where given) is set false when the ranks were due but could not be timed now (a capture, an
+// out-of-memory backoff, a failed timing): the call then runs the bucket's winner without remembering it, so that a
+// later call times them.
 choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
                                      choices::ChoicePtr bucket_choice, const std::vector<Candidate>* enumerated,
-                                     bool may_time = true) {
+                                     bool may_time = true, bool* settled = nullptr) {
   if (!o.library_ranks_per_m || o.tuning != Tuning::benchmark || !bucket_choice ||
       bucket_choice->library_rank() != 0 || p.op == Op::grouped_mm)
     return bucket_choice;
@@ -658,16 +661,19 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
     if (choices::ChoicePtr c = runnable(cands, rec->winner); c && c->library_rank() >= 0) return c;
     return bucket_choice;
   }
-  if (!may_time || runtime::stream_capturing(o.stream) ||
-      g_oom_reports.active("backoff " + database_key(p, o, dev)))
+  if (!may_time) return bucket_choice;
+  if (runtime::stream_capturing(o.stream) || g_oom_reports.active("backoff " + database_key(p, o, dev))) {
+    if (settled) *settled = false;
     return bucket_choice;
+  }
   Tuned t;
   try {
     t = benchmark(p, o, ranks, BenchmarkRun{.card_warm = true});
   } catch (const Error& e) {
     if (e.code() == ErrorCode::invalid_argument) throw;
     cudaGetLastError();
-    return bucket_choice;  // (out of memory, or every rank failed: the bucket's winner, as before)
+    if (settled) *settled = false;
+    return bucket_choice;  // (out of memory, or every rank failed: the bucket's winner, this call only)
   }
   count(g_counters.rank_tunings);
   if (runtime::log_enabled("autotune")) {
@@ -707,11 +713,13 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     }
     if (held && held->can_implement(p, dev).empty()) {
       count(g_counters.bucket_hits);
-      if (!at_top) held = library_rank_at_m(p, o, dev, held, nullptr);
+      bool settled = true;
+      if (!at_top) held = library_rank_at_m(p, o, dev, held, nullptr, true, &settled);
       if (o.tuning == Tuning::cached_only) log_cached_only(p, key, true, held.get());
       if (timing_log)
         fmt::print(stderr, "tmagemm timing choose {}: {:.3f} ms (the bucket's winner held in memory)\n",
                    p.describe(), elapsed_ms(t0));
+      if (!settled) return held;
       std::lock_guard<std::mutex> lock(g_memo_mutex);
       g_memo.emplace(std::move(mkey), held);
       return held;
@@ -846,7 +854,9 @@ choices::ChoicePtr choose(const GemmProblem& p, const Options& o, const runtime:
     std::lock_guard<std::mutex> lock(g_bucket_mutex);
     g_bucket_memo[bkey] = winners;
   }
-  if (bucketed && !at_top && tuned_or_stored) chosen = library_rank_at_m(p, o, dev, chosen, &cands);
+  bool settled = true;
+  if (bucketed && !at_top && tuned_or_stored) chosen = library_rank_at_m(p, o, dev, chosen, &cands, true, &settled);
+  if (!settled) return chosen;
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   g_memo.emplace(std::move(mkey), chosen);
   return chosen;

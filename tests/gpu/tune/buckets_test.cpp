@@ -253,6 +253,39 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
   EXPECT_EQ(tuning_stats().tuned, s2.tuned);
 }
 
+TEST_F(TuneBuckets, LibraryRanksWaitForACallOutsideACapture) {
+  // Inside a graph capture nothing is timed: the call runs the bucket's winner and does not remember it, so that the
+  // first call of that M outside a capture times cuBLASLt's ranks.
+  shape(3100, 2048, 1024);
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^cublaslt_algo";
+  call(3072, o);  // the bucket 2561..3072
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
+  Options captured = o;
+  captured.stream = stream;
+  Matrix out = make_matrix(DType::bf16, 2900, n_, false, 8, rng_, false);
+  TensorView va = a_->view();
+  va.sizes[0] = 2900;
+  const uint64_t before = tuning_stats().rank_tunings;
+  cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  std::string error;
+  try {
+    mm(va, b_->view(), out.view(), captured);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  cuda_ok(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  if (graph) cudaGraphDestroy(graph);
+  cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(tuning_stats().rank_tunings, before);  // nothing timed inside the capture
+  const std::string ran = call(2900, o);
+  EXPECT_EQ(tuning_stats().rank_tunings - before, 1u) << ran;
+}
+
 TEST_F(TuneBuckets, PreloadReadiesEveryBucket) {
   shape(320, 1536, 768);
   const std::string model = (std::filesystem::path(tune::TuningDb::default_path()).parent_path() / "model.json").string();

@@ -1,0 +1,71 @@
+// stream_k_fixup.cuh — a split stream-K tile's partial sums (persistent TMA's kStreamK configs; the schedule is
+// scheduler.cuh's StreamKSchedule): each unit of the tile writes its sums to the workspace and arrives on the tile's
+// counter; the unit that arrives last adds every unit's sums and finishes the tile.
+//
+// Contract:
+//   takes   one consumer warpgroup's fp32 accumulators (MI m64 fragments of WN / 2 values per thread, the wgmma's
+//           fragment order), the tile's workspace slot (its index among the shared-out tiles), its segment seg of
+//           nseg (seg 0 holds the tile's first K blocks), the CTA's rank in its cluster and the consumer's index;
+//           ep.sk_partials ([slot][seg][cluster CTA][BM x BN] floats, sk_seg_stride segments a slot) and
+//           ep.sk_counters (one per slot, CTA and consumer; zero at launch);
+//   gives   stream_k_arrive: true for the unit that arrived last (after the acquire fence: every other unit's sums
+//           are visible); stream_k_sum: fragment mi as every unit's sums added in segment order 0, 1, ..., nseg - 1
+//           (the result does not depend on which unit arrived last: two runs give the same bits);
+//   never   waits on another unit (the last to arrive does the work, so no CTA spins), and touches only its own
+//           consumer's part of the workspace. Uses named barrier 4 + consumer (the warpgroup's 128 threads).
+#pragma once
+#include <cuda/std/cstdint>
+
+#include "epilogue.cuh"
+#include "ptx/sync.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace tmagemm::kernels {
+
+// This unit's sums into segment `seg` of the slot, then the arrival; `flag` is a shared word per consumer.
+template <int MI, int WN, int BM, int BN, int CS, int C>
+__device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const EpilogueParams& ep, int slot, int seg,
+                                                int nseg, cuda::std::uint32_t rank, int cidx, int tid, int* flag) {
+  constexpr int kFloats = MI * (WN / 2);  // per thread
+  constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
+  const float* slot_base = ep.sk_partials + (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
+                           cidx * (kFloats * 128);
+  float* mine = const_cast<float*>(slot_base) + seg * kSegStep;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    ptx::fence_accumulators(acc[mi]);
+#pragma unroll
+    for (int i = 0; i < WN / 2; ++i) __stcg(mine + (mi * (WN / 2) + i) * 128 + tid, acc[mi][i]);
+  }
+  __threadfence();  // the sums before the arrival (release)
+  ptx::named_barrier_sync(4 + cidx, 128);
+  if (tid == 0) {
+    const unsigned before = atomicAdd(ep.sk_counters + (slot * CS + static_cast<int>(rank)) * C + cidx, 1u);
+    flag[cidx] = before == static_cast<unsigned>(nseg - 1);
+  }
+  ptx::named_barrier_sync(4 + cidx, 128);
+  if (!flag[cidx]) return false;  // another unit of the tile finishes it
+  __threadfence();                // the other units' sums after their arrivals (acquire)
+  return true;
+}
+
+// Fragment mi of the tile: the `segments` units' sums (this one's too: the same values) added in segment order into
+// `d` (the accumulators, dead here: the next unit's first wgmma overwrites them).
+template <int MI, int WN, int BM, int BN, int CS>
+__device__ __forceinline__ void stream_k_sum(float (&d)[WN / 2], const EpilogueParams& ep, int slot, int segments,
+                                             cuda::std::uint32_t rank, int cidx, int mi, int tid) {
+  constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
+  // (The slot's address again from the unit: a pointer kept from the arrival would hold registers.)
+  const float* part = ep.sk_partials + (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
+                      (cidx * MI + mi) * (WN / 2) * 128 + tid;
+  ptx::fence_accumulators(d);
+#pragma unroll
+  for (int i = 0; i < WN / 2; ++i) d[i] = __ldcg(part + i * 128);
+  for (int q = 1; q < segments; ++q) {
+    part += kSegStep;
+#pragma unroll
+    for (int i = 0; i < WN / 2; ++i) d[i] += __ldcg(part + i * 128);
+  }
+}
+
+}  // namespace tmagemm::kernels
