@@ -10,6 +10,8 @@
 #           clock and power sampled every 200 ms (smi.csv: is the card at its power limit during the long GEMMs?).
 #   PART=5: after run 4's fix (explain's choice is one of its own enumeration's): the tuner's tests, pytest of the
 #           options and cache (carry .carry/py312 too), then waves, llm, square and addmm tuned afresh.
+#   PART=6: after the kernel split (SASS unchanged, lab/sass-compare.py) and the capture rule for ranks: the tuner's
+#           tests and a sample of the persistent kernel's, then pytest's ops, options and cache files.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -56,6 +58,14 @@ case "${PART:-1}" in
     tests/python/test_cache.py tests/python/test_ops.py > "$out/pytest.txt" 2>&1
   echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR|SKIPPED" "$out/pytest.txt" | tail -8
   bench_suites waves:150 llm:200 square:120 addmm:200
+  ;;
+6)
+  gpu_tests "TuneBuckets.*:Tuner.*:PersistentTma.EveryConfigLoopsOverTiles:StreamK.TwoRunsGiveTheSameBits:GroupedMm.EveryConfig:PingPong.F16AndBatches" 120
+  grep -E "^\[ +(OK|FAILED) " "$out/gpu-tests.txt" | awk '{print $4, $5, $6}' | tr '\n' ' '; echo
+  stage pytest
+  PYTHONPATH=$PWD/.carry/py312 timeout 170 python3 -m pytest -q -rs -p no:cacheprovider --durations=5 \
+    tests/python/test_options.py tests/python/test_cache.py tests/python/test_ops.py > "$out/pytest.txt" 2>&1
+  echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR|SKIPPED|^[0-9.]+s " "$out/pytest.txt" | tail -12
   ;;
 esac
 stage done
