@@ -638,8 +638,8 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 // or else the bucket's winner runs. `enumerated`: the call's own enumeration of p where it has one (the choice
 // returned is then one of its entries); else p is enumerated here. `may_time` false: the stored rank or the winner.
 // `settled` (where given) is set false when the ranks were due but could not be timed now (a capture, an
-// out-of-memory backoff, a failed timing): the call then runs the bucket's winner without remembering it, so that a
-// later call times them.
+// out-of-memory backoff, a timing that ran out of memory): the call then runs the bucket's winner without remembering
+// it, so that a later call times them.
 choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
                                      choices::ChoicePtr bucket_choice, const std::vector<Candidate>* enumerated,
                                      bool may_time = true, bool* settled = nullptr) {
@@ -672,8 +672,10 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   } catch (const Error& e) {
     if (e.code() == ErrorCode::invalid_argument) throw;
     cudaGetLastError();
-    if (settled) *settled = false;
-    return bucket_choice;  // (out of memory, or every rank failed: the bucket's winner, this call only)
+    // Out of memory: a failure of the moment, the bucket's winner for this call only (a later call times again).
+    // Anything else (every rank failed its check or its launch): the bucket's winner, remembered by this process.
+    if (settled && e.code() == ErrorCode::out_of_memory) *settled = false;
+    return bucket_choice;
   }
   count(g_counters.rank_tunings);
   if (runtime::log_enabled("autotune")) {
