@@ -651,10 +651,10 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   const std::string key = database_key(p, exact, dev) + "|ranks";
   const std::vector<Candidate> own = enumerated ? std::vector<Candidate>() : enumerate(p, o, dev);
   const std::vector<Candidate>& cands = enumerated ? *enumerated : own;
+  const std::string library = bucket_choice->backend();
   std::vector<choices::ChoicePtr> ranks;
   for (const auto& c : cands)
-    if (c.reason.empty() && c.choice->library_rank() >= 0 && c.choice->backend() == std::string(bucket_choice->backend()))
-      ranks.push_back(c.choice);
+    if (c.reason.empty() && c.choice->library_rank() >= 0 && c.choice->backend() == library) ranks.push_back(c.choice);
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
   if (rec) {
