@@ -9,6 +9,9 @@
 // bmm rows compare tmagemm::bmm on B dense matrices per operand with cuBLASLt's strided-batched matmul.
 // grouped rows compare tmagemm::grouped_mm (MoE routing of the suite) with the better of cublasGemmGroupedBatchedEx
 // and one cuBLASLt call per group (grouped_baseline.hpp).
+// --sustained replaces the flushed, interleaved runs by blocks of each side alone, back to back without a flush
+// (a loop of one GEMM, as a training step runs its large GEMMs): at the card's power cap, what a side reads there is
+// its energy per FLOP, which interleaved runs share out (the clock is set by the mix).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -58,6 +61,8 @@ constexpr int kBaselineAlgos = 4;                               // top-k heurist
 constexpr int kReferenceSamples = 256;                          // output elements checked on the CPU
 constexpr double kTolerance = 1e-2;                             // relative Frobenius error allowed
 constexpr std::size_t kPoolSize = 1000003;                      // random values (a prime: no short period)
+constexpr double kSustainedBlockMs = 800.0;  // --sustained: each side alone for this long, four blocks (ABBA)...
+constexpr double kSustainedBatchMs = 2.0;    // ...launched in batches of about this much work, <= 2 batches queued
 
 struct BenchOptions {
   std::string suite = "default";
@@ -68,12 +73,14 @@ struct BenchOptions {
   bool interleave = true;
   std::string flush = "write";
   bool back_to_back = false;  // --back-to-back: each run timed as the kernel right after the flush kernel
+  bool sustained = false;     // --sustained: each side alone back to back in blocks, no flush (see the top)
 };
 
 struct Row {
   std::string op, dtype, layout, epilogue, note;
   std::string flush = "write";  // how L2 was flushed before each timed run (--flush)
   bool back_to_back = false;    // timed right after the flush, less the flush's own time (--back-to-back)
+  bool sustained = false;       // timed in blocks of back-to-back runs without a flush (--sustained)
   bool m_buckets = true;        // the tuning key held M by bucket (Options::m_buckets, TMAGEMM_M_BUCKETS)
   int64_t batch = 1, m = 0, n = 0, k = 0;
   std::string status = "ok";  // ok | FAIL | error
@@ -155,6 +162,7 @@ struct Context {
   // dependent launch) does, as in a sequence of kernels; the default encloses the run alone.
   bool back_to_back = false;
   double flush_ms = 0;
+  bool sustained = false;  // --sustained (see the top of this file)
 };
 
 // Fixed-seed normal values, never zero, converted to `dtype`. Inputs are filled by cycling through them.
@@ -321,6 +329,39 @@ float timed_run(Context& ctx, const std::function<void()>& fn) {
   float ms = 0;
   cuda_check(cudaEventElapsedTime(&ms, ctx.start, ctx.stop), "cudaEventElapsedTime");
   return ctx.back_to_back ? static_cast<float>(ms - ctx.flush_ms) : ms;
+}
+
+// --sustained: `fn` back to back, no flush, for kSustainedBlockMs of wall time (the host keeps at most two batches
+// queued, so the card never idles); milliseconds per run over the block's second half (the first half lets the
+// card's clock settle to this side's power). `est_ms`: a run's rough time, to size the batches. Sets `runs` to the
+// runs timed.
+double sustained_block(Context& ctx, const std::function<void()>& fn, double est_ms, int& runs) {
+  const int batch = std::clamp(static_cast<int>(std::ceil(kSustainedBatchMs / std::max(est_ms, 1e-4))), 1, 100000);
+  std::vector<cudaEvent_t> marks;  // recorded after each batch
+  const auto start = std::chrono::steady_clock::now();
+  auto wall_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  try {
+    do {
+      for (int i = 0; i < batch; ++i) fn();
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+      marks.push_back(e);
+      cuda_check(cudaEventRecord(e, ctx.stream), "cudaEventRecord");
+      if (marks.size() >= 2) cuda_check(cudaEventSynchronize(marks[marks.size() - 2]), "cudaEventSynchronize");
+    } while (wall_ms() < kSustainedBlockMs || marks.size() < 5);
+    cuda_check(cudaEventSynchronize(marks.back()), "cudaEventSynchronize");
+    const std::size_t first = marks.size() / 2;
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, marks[first], marks.back()), "cudaEventElapsedTime");
+    runs = static_cast<int>(marks.size() - 1 - first) * batch;
+    for (cudaEvent_t e : marks) cudaEventDestroy(e);
+    return ms / runs;
+  } catch (...) {
+    for (cudaEvent_t e : marks) cudaEventDestroy(e);
+    throw;
+  }
 }
 
 double median(std::vector<float> v) {
@@ -567,6 +608,30 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
     for (Side& side : sides)
       if (side.fn) side.fn();
   cuda_check(cudaStreamSynchronize(ctx.stream), "warm-up (synchronize)");
+  if (ctx.sustained) {
+    // Blocks in the order A B B A (for a third side, A B C C B A): a drift of the card over the blocks weighs on
+    // every side alike. Each side's time: the mean of its blocks.
+    std::vector<double> est(sides.size(), 0), sum(sides.size(), 0);
+    for (std::size_t q = 0; q < sides.size(); ++q)
+      if (sides[q].fn) {
+        std::vector<float> t;
+        for (int r = 0; r < 3; ++r) t.push_back(timed_run(ctx, sides[q].fn));
+        est[q] = median(t);
+      }
+    std::vector<std::size_t> order;
+    for (std::size_t q = 0; q < sides.size(); ++q) order.push_back(q);
+    for (std::size_t q = sides.size(); q-- > 0;) order.push_back(q);
+    for (std::size_t q : order) {
+      if (!sides[q].fn) continue;
+      int runs = 0;
+      sum[q] += sustained_block(ctx, sides[q].fn, est[q], runs);
+      if (q == 0) row.runs += runs;
+    }
+    if (sides[0].fn) row.ours_ms = sum[0] / 2;
+    if (sides[1].fn) row.base_ms = sum[1] / 2;
+    if (row.unfused && sides[2].fn) row.unfused_ms = sum[2] / 2;
+    return;
+  }
   if (ctx.interleave) {
     for (int r = 0; r < kMaxRuns; ++r) {
       const bool enough_runs = r >= ctx.reps;
@@ -699,8 +764,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
                  suite.report_aligned))
     throw std::invalid_argument("bmm rows take batch >= 1 dense operands, without an unfused pair or aligned twin");
   row.itemsize = itemsize(dtype);
-  row.flush = ctx.flush_read ? "read" : "write";
+  row.flush = ctx.sustained ? "none" : ctx.flush_read ? "read" : "write";
   row.back_to_back = ctx.back_to_back;
+  row.sustained = ctx.sustained;
   row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t M = shape.m, N = shape.n, K = shape.k, batch = shape.batch;
@@ -854,8 +920,9 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
 Row bench_grouped(Context& ctx, const Suite& suite, const BenchShape& shape, DType dtype) {
   Row row = row_for(suite, shape, dtype);
   row.itemsize = itemsize(dtype);
-  row.flush = ctx.flush_read ? "read" : "write";
+  row.flush = ctx.sustained ? "none" : ctx.flush_read ? "read" : "write";
   row.back_to_back = ctx.back_to_back;
+  row.sustained = ctx.sustained;
   row.m_buckets = ctx.options.m_buckets;
   const Layout layout = parse_layout(shape.layout);
   const int64_t G = shape.batch, M = shape.m, N = shape.n, K = shape.k;
@@ -971,8 +1038,9 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
   Row row = row_for(suite, shape, in);
   row.itemsize = 1;
   row.out_itemsize = itemsize(out_t);
-  row.flush = ctx.flush_read ? "read" : "write";
+  row.flush = ctx.sustained ? "none" : ctx.flush_read ? "read" : "write";
   row.back_to_back = ctx.back_to_back;
+  row.sustained = ctx.sustained;
   row.m_buckets = ctx.options.m_buckets;
   const bool rowwise = row.epilogue.find("rowwise") != std::string::npos;
   const bool fast = row.epilogue.find("+fast") != std::string::npos;
@@ -1142,7 +1210,7 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"baseline_trials_ms", r.baseline_trials_ms},
       {"runs", r.runs},
       {"l2_flush", r.flush},
-      {"timing", r.back_to_back ? "back_to_back" : "isolated"},
+      {"timing", r.sustained ? "sustained" : r.back_to_back ? "back_to_back" : "isolated"},
       {"tuning_m", r.m_buckets ? "bucket" : "exact"},
   };
   if (r.grouped) j["group_rows"] = r.group_rows;
@@ -1201,6 +1269,7 @@ int run_bench(const BenchOptions& opt) {
   ctx.pool_dtype = dtype;
   ctx.pool = make_pool(dtype);
   ctx.back_to_back = opt.back_to_back;
+  ctx.sustained = opt.sustained;
 
   fmt::print("tmagemm {} bench on {} ({}, {} SMs), suite {}, dtype {}\n", tmagemm::version(), dev.name, dev.arch(),
              dev.sm_count, opt.suite, opt.dtype);
@@ -1210,6 +1279,10 @@ int run_bench(const BenchOptions& opt) {
              opt.interleave ? "interleaved" : "one after the other (--no-interleave)");
   if (opt.back_to_back)
     fmt::print("each run timed back to back after the flush (events around both, less the flush's median)\n");
+  if (opt.sustained)
+    fmt::print("--sustained: instead, each side alone back to back without a flush in {:.0f} ms blocks (tmagemm, "
+               "cuBLASLt, cuBLASLt, tmagemm), timed over each block's second half\n",
+               kSustainedBlockMs);
 
   const std::string stem = slug(dev.name) + "-" + today();
   bool all_ok = true;
@@ -1311,7 +1384,7 @@ int run_bench(const BenchOptions& opt) {
     for (const Row& r : rows) j.push_back(to_json(r));
     try {
       std::filesystem::create_directories(opt.out);
-      const std::filesystem::path path = std::filesystem::path(opt.out) / (stem + "-" + suite.name + ".json");
+      const std::filesystem::path path = std::filesystem::path(opt.out) / (stem + "-" + suite.name + (opt.sustained ? "-sustained" : "") + ".json");
       std::ofstream f(path);
       f << j.dump(2) << "\n";
       if (!f) throw std::runtime_error("write failed");
@@ -1365,6 +1438,12 @@ void add_bench(CLI::App& app, Action& action) {
                 "Time each run as the kernel right after the flush (events around both, less the flush's own median "
                 "time): launches that may overlap their predecessor (programmatic dependent launch) do, as in a "
                 "sequence of kernels. The JSON's `timing` says which");
+  sub->add_flag("--sustained", opt->sustained,
+                "Time each side alone back to back without a flush, in blocks of 0.8 s (tmagemm, cuBLASLt, cuBLASLt, "
+                "tmagemm; each block's second half timed): a loop of one GEMM, where a card at its power cap runs "
+                "each side at the clock its own energy per FLOP allows. For compute-bound shapes (a memory-bound "
+                "one reads whatever of its operands stays in L2). JSON <suite>-sustained.json, `timing` sustained")
+      ->excludes("--back-to-back");
   sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
 }
 
