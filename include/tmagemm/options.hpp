@@ -32,6 +32,9 @@ struct Options {
   bool library_ranks_per_m = true;         // TMAGEMM_LIBRARY_RANKS_PER_M=0|1: at an M of a bucket other than its
                                            // largest, where the bucket's winner is cuBLASLt's first pick, its ranks
                                            // are timed at that M once (stored); 0: the bucket's winner runs as is
+  bool sustained_tuning = true;            // TMAGEMM_SUSTAINED_TUNING=0|1: benchmark tuning of a compute-bound
+                                           // problem larger than L2 times its near-tied finalists alone back to back
+                                           // (the power-capped state of a loop; src/tune/benchmark.hpp); 0: not
 
   // Defaults, then TMAGEMM_* environment variables on top. A malformed value throws
   // Error(invalid_argument) naming the variable.

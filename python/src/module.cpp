@@ -12,7 +12,8 @@
 // - Options is None (TMAGEMM_* environment variables and defaults, as a
 // default-constructed tmagemm::Options) or
 //   the tuple (tuning, persistent_tma, fallback, cublaslt, skinny, pad_tma,
-//   allow_reduced_precision_reduction, choice_regex, sm_carveout), where None
+//   allow_reduced_precision_reduction, choice_regex, sm_carveout, m_buckets,
+//   library_ranks_per_m, sustained_tuning), where None
 //   keeps the environment's value.
 // - stream is a cudaStream_t as an integer (torch's current raw stream of the
 // tensors' device).
@@ -88,7 +89,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
               // Error(invalid_argument) naming it)
   if (!h.is_none()) {
     nb::tuple t = nb::borrow<nb::tuple>(h);
-    if (t.size() != 11) invalid("options: not an options description");
+    if (t.size() != 12) invalid("options: not an options description");
     auto flag = [&](std::size_t i, bool& field) {
       if (!t[i].is_none()) field = nb::cast<bool>(t[i]);
     };
@@ -103,6 +104,7 @@ Options options_of(nb::handle h, std::uintptr_t stream) {
     if (!t[8].is_none()) o.sm_carveout = nb::cast<int>(t[8]);
     flag(9, o.m_buckets);
     flag(10, o.library_ranks_per_m);
+    flag(11, o.sustained_tuning);
   }
   o.stream = reinterpret_cast<cudaStream_t>(stream);
   return o;

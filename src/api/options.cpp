@@ -128,6 +128,7 @@ Options::Options() {
   read_non_negative_int("TMAGEMM_SM_CARVEOUT", sm_carveout);
   read_bool("TMAGEMM_M_BUCKETS", m_buckets);
   read_bool("TMAGEMM_LIBRARY_RANKS_PER_M", library_ranks_per_m);
+  read_bool("TMAGEMM_SUSTAINED_TUNING", sustained_tuning);
   // The remote cache's variables are the process's, not fields, but a malformed one fails a call like the others.
   runtime::remote::check_environment();
 }

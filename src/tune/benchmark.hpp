@@ -4,7 +4,8 @@
 // neither read nor written), L2 flushed before each run: 400 ms of one candidate back to back (the card's sustained,
 // power-capped state), a screen of five interleaved rounds over every survivor (memory-bound problems: once after
 // each kind of flush, below), then interleaved rounds for the finalists (within 10 % of the best screen), median;
-// the winner (pick_winner); and the AUTOTUNE log table.
+// for a problem a loop runs at the power cap, a sustained final (below); the winner (pick_winner); and the AUTOTUNE
+// log table.
 #pragma once
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ struct Tuned {  // the outcome of one benchmark
   // which are kept here by choice name (for the AUTOTUNE log).
   bool both_flushes = false;
   std::vector<std::pair<std::string, std::pair<double, double>>> flush_ms;
+  // The sustained final's finalists (sustained_eligible): ms per run alone back to back, by choice name. Their timings
+  // above are the best interleaved time scaled by these (the fastest here gets it).
+  std::vector<std::pair<std::string, double>> sustained_ms;
   int benchmarked = 0;
   // Candidates dropped because device memory ran out (Error(out_of_memory): a failure of the moment, not of the
   // choice). A tuning with any is incomplete: the tuner keeps its winner in memory and does not store it.
@@ -72,6 +76,25 @@ inline constexpr double kMemoryBoundIntensity = 160.0;
 bool memory_bound(const GemmProblem& problem);
 double tie_margin(const GemmProblem& problem);  // kTieMarginMemoryBound where memory_bound, else kTieMarginComputeBound
 
+// The sustained final. Interleaved rounds share the card's clock among the candidates, so that a candidate's median
+// shows its speed per clock, not its energy per FLOP; but a loop of one large GEMM (a training step's) runs at the
+// card's power cap, where the clock each kernel gets is set by its own energy per FLOP. Measured on the H200
+// (docs/perf-notes.md, "Energy per FLOP"): 8192^3 alone back to back for 3 s at the 700 W cap, 128x256 2x1 TMA-store
+// 680 TFLOP/s, 1x1 677, torch.mm 662, 128x192 667, 2x2 645, 128x128 ping-pong 633 (m64n128 wgmmas: more shared-memory
+// reads per FLOP), within ~1 % of each other in interleaved rounds. So where the problem is compute-bound and its
+// operands and output (A + B + out) exceed kSustainedFootprintL2 x L2 (a loop cannot keep them in L2, so timing it
+// without a flush times what a loop sees), the finalists within kSustainedSpread of the best (at most
+// kSustainedFinalists, cuBLASLt's included) are timed alone back to back in blocks of kSustainedBlockS, in the order
+// A B C ... C B A (a drift of the card weighs on each alike), each block's second half timed (the first lets the
+// clock settle to that candidate's power): up to 12 x 0.2 s more a tuning. (Three finalists were too few: on
+// 8192x28672x8192 the nine fastest of the interleaved rounds lay within 1.6 %, the 128x256 tiles fifth and sixth.) Options::sustained_tuning (TMAGEMM_SUSTAINED_TUNING
+// =0) turns it off.
+inline constexpr double kSustainedSpread = 0.03;
+inline constexpr std::size_t kSustainedFinalists = 6;
+inline constexpr double kSustainedBlockS = 0.2;
+inline constexpr double kSustainedFootprintL2 = 1.0;
+bool sustained_eligible(const GemmProblem& problem, std::size_t l2_bytes);
+
 // A memory-bound problem's time depends on what L2 holds when it starts (issue 21, docs/perf-notes.md "Decode under
 // both flushes"): after a write flush L2 is full of dirty lines that the GEMM's reads evict (a write-back each), after
 // a read flush of clean ones. Serving sees either, so each timed round of a memory-bound problem runs every candidate
@@ -94,9 +117,12 @@ std::size_t pick_winner(const std::vector<Entry>& entries, double margin);
 // How a benchmark is run: `card_warm`: the card has just run a tuning (a shape bucket's other Ms), so the 400 ms heat
 // is skipped; `keep_winner`: the winner's modules are kept loaded (off where the caller may pick another finalist:
 // the one it picks is kept once it runs outside the tuning, modules.hpp).
+// `sustained_final`: off for a shape bucket's other Ms (tuner.cpp), where the finalists' times join the largest M's,
+// whose sustained final has ordered them already (6 x 0.3 s at each M would triple its cost).
 struct BenchmarkRun {
   bool card_warm = false;
   bool keep_winner = true;
+  bool sustained_final = true;
 };
 Tuned benchmark(const GemmProblem& problem, const Options& options, const std::vector<choices::ChoicePtr>& candidates,
                 BenchmarkRun run = {});

@@ -46,7 +46,7 @@ struct MemoKey {
   int64_t m, n, k, batch;
   int tuning, carveout;
   unsigned backends_off;  // bit i: row i of choices::backend_switches() is off
-  bool reduced, m_buckets, library_ranks;
+  bool reduced, m_buckets, library_ranks, sustained;
   int bias_kind, act, scale_kind;
   unsigned epilogue_bits;  // epilogue_class
   bool fast_accum;
@@ -73,7 +73,7 @@ struct MemoKeyHash {
     mix(static_cast<uint64_t>(k.m));
     mix(static_cast<uint64_t>(k.n));
     mix(static_cast<uint64_t>(k.k));
-    mix(static_cast<uint64_t>(k.batch));
+    mix(static_cast<uint64_t>(k.batch) << 1 | static_cast<uint64_t>(k.sustained));
     return h;
   }
 };
@@ -174,6 +174,7 @@ MemoKey memo_key(const GemmProblem& p, const Options& o, const runtime::DeviceIn
                  static_cast<int>(o.tuning),     o.sm_carveout,
                  backends_off(o),                o.allow_reduced_precision_reduction,
                  o.m_buckets,                    o.library_ranks_per_m,
+                 o.sustained_tuning,
                  static_cast<int>(p.bias_kind),
                  static_cast<int>(p.act),        static_cast<int>(p.scale_kind),
                  epilogue_class(p),
@@ -515,7 +516,7 @@ Tuned confirm_across_bucket(const Options& o, const BucketTuning& bt, Tuned at_h
     if (m == ms_timed.back() || m == bt.problem.m) continue;
     Tuned at;
     try {
-      at = benchmark(with_m(bt.problem, m), o, finalists, BenchmarkRun{.card_warm = true, .keep_winner = false});
+      at = benchmark(with_m(bt.problem, m), o, finalists, BenchmarkRun{.card_warm = true, .keep_winner = false, .sustained_final = false});
     } catch (const Error& e) {
       if (e.code() == ErrorCode::invalid_argument) throw;
       if (e.code() == ErrorCode::out_of_memory) at_hi.out_of_memory.push_back(fmt::format("the tuning at M = {}", m));

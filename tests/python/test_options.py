@@ -21,6 +21,7 @@ def test_default_is_empty_text():
         Options(persistent_tma=False, fallback=False, pad_tma=False),
         Options(tuning="cached_only", m_buckets=False),
         Options(library_ranks_per_m=False),
+        Options(sustained_tuning=False, m_buckets=True),
     ],
 )
 def test_text_round_trip(opts):
@@ -36,6 +37,7 @@ def test_text_round_trip(opts):
         ({"cublaslt": 1}, "options.cublaslt must be a bool"),
         ({"m_buckets": "yes"}, "options.m_buckets must be a bool"),
         ({"library_ranks_per_m": 0}, "options.library_ranks_per_m must be a bool"),
+        ({"sustained_tuning": "no"}, "options.sustained_tuning must be a bool"),
         ({"sm_carveout": -1}, "options.sm_carveout"),
         ({"sm_carveout": True}, "options.sm_carveout"),
         ({"choice_regex": "a;b"}, "without ';'"),

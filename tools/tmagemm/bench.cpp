@@ -40,6 +40,7 @@
 #include "runtime/device.hpp"
 #include "suites.hpp"
 #include "tmagemm/error.hpp"
+#include "tune/benchmark.hpp"
 #include "tmagemm/ops.hpp"
 #include "tmagemm/options.hpp"
 #include "tmagemm/version.hpp"
@@ -1369,6 +1370,11 @@ int run_bench(const BenchOptions& opt) {
       fmt::print("\n");
     };
     geomean_line("cuBLASLt", &Row::ratio);
+    if (opt.sustained)  // the rows a loop runs at the power cap; a smaller or memory-bound one reads L2-resident data
+      geomean_line("cuBLASLt", &Row::ratio, [&](const Row& r) {
+        return r.flops() >= tune::kMemoryBoundIntensity * r.bytes() &&
+               r.bytes() > tune::kSustainedFootprintL2 * static_cast<double>(dev.l2_bytes);
+      }, "compute-bound rows larger than L2");
     if (suite.report_unfused) geomean_line("unfused", &Row::ratio_unfused);
     if (suite.report_aligned) geomean_line("aligned operands", &Row::vs_aligned);
     if (suite.op == "scaled_mm") {  // the targets are per accumulation mode

@@ -17,7 +17,8 @@ const char* const kVars[] = {"TMAGEMM_TUNING",       "TMAGEMM_PERSISTENT_TMA",
                              "TMAGEMM_FALLBACK",     "TMAGEMM_SKINNY",
                              "TMAGEMM_CUBLASLT",     "TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION",
                              "TMAGEMM_CHOICE_REGEX", "TMAGEMM_SM_CARVEOUT",
-                             "TMAGEMM_M_BUCKETS",    "TMAGEMM_LIBRARY_RANKS_PER_M"};
+                             "TMAGEMM_M_BUCKETS",    "TMAGEMM_LIBRARY_RANKS_PER_M",
+                             "TMAGEMM_SUSTAINED_TUNING"};
 
 // Clears the TMAGEMM_* variables for each test and puts the caller's values back afterwards.
 class OptionsEnv : public ::testing::Test {
@@ -66,6 +67,7 @@ void expect_defaults(const Options& o) {
   EXPECT_EQ(o.sm_carveout, 0);
   EXPECT_TRUE(o.m_buckets);
   EXPECT_TRUE(o.library_ranks_per_m);
+  EXPECT_TRUE(o.sustained_tuning);
 }
 
 TEST_F(OptionsEnv, DefaultsWithoutEnvironment) { expect_defaults(Options()); }
@@ -76,6 +78,7 @@ TEST_F(OptionsEnv, DefaultsOnlyIgnoresEnvironment) {
   set("TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", "1");
   set("TMAGEMM_SM_CARVEOUT", "not a number");
   set("TMAGEMM_LIBRARY_RANKS_PER_M", "0");
+  set("TMAGEMM_SUSTAINED_TUNING", "0");
   expect_defaults(Options::defaults_only());
 }
 
@@ -103,7 +106,8 @@ TEST_F(OptionsEnv, Bools) {
                  Case{"TMAGEMM_CUBLASLT", &Options::cublaslt}, Case{"TMAGEMM_SKINNY", &Options::skinny},
                  Case{"TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION", &Options::allow_reduced_precision_reduction},
                  Case{"TMAGEMM_M_BUCKETS", &Options::m_buckets},
-                 Case{"TMAGEMM_LIBRARY_RANKS_PER_M", &Options::library_ranks_per_m}}) {
+                 Case{"TMAGEMM_LIBRARY_RANKS_PER_M", &Options::library_ranks_per_m},
+                 Case{"TMAGEMM_SUSTAINED_TUNING", &Options::sustained_tuning}}) {
     for (const char* off : {"0", "false", "off", "FALSE", "Off", " 0 "}) {
       set(c.name, off);
       EXPECT_FALSE(Options().*c.field) << c.name << "=" << off;

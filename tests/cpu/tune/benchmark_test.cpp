@@ -73,6 +73,19 @@ TEST(TieMargin, BothFlushesExactlyWhereMemoryBound) {
   EXPECT_FALSE(memory_bound(problem(4096, 4096, 4096)));
 }
 
+// The sustained final: compute-bound problems whose A + B + out exceed L2 (a loop of them cannot keep its operands
+// there), never a memory-bound one however large.
+TEST(SustainedFinal, ComputeBoundProblemsLargerThanL2) {
+  const std::size_t l2 = std::size_t{50} << 20;
+  EXPECT_TRUE(sustained_eligible(problem(4096, 4096, 4096), l2));      // 96 MB
+  EXPECT_TRUE(sustained_eligible(problem(8192, 28672, 8192), l2));
+  EXPECT_FALSE(sustained_eligible(problem(2048, 2048, 2048), l2));     // 24 MB: a loop keeps it in L2
+  EXPECT_FALSE(sustained_eligible(problem(1000, 1000, 1000), l2));
+  EXPECT_FALSE(sustained_eligible(problem(64, 28672, 8192), l2));      // 470 MB, but memory-bound
+  EXPECT_FALSE(sustained_eligible(problem(128, 8192, 8192), l2));
+  EXPECT_TRUE(sustained_eligible(problem(2048, 2048, 2048), std::size_t{16} << 20));  // a smaller L2
+}
+
 // A choice that only names itself and its library ("cuBLASLt" for cuBLASLt's, "" for ours).
 class NamedChoice final : public choices::Choice {
  public:
@@ -93,6 +106,19 @@ std::string autotune_table(const Tuned& t) {
   testing::internal::CaptureStderr();
   print_autotune(problem(64, 4096, 4096), t, t.timings.size());
   return testing::internal::GetCapturedStderr();
+}
+
+// The AUTOTUNE table shows a sustained finalist's own time beside its (scaled) timing.
+TEST(SustainedFinal, AutotuneTableShowsTheSustainedTimes) {
+  Tuned t;
+  t.timings = {{"persistent_tma_a", 0.5000}, {"persistent_tma_b", 0.5350}};
+  t.sustained_ms = {{"persistent_tma_a", 0.5400}, {"persistent_tma_b", 0.5778}};
+  t.winner = std::make_shared<NamedChoice>("persistent_tma_a", "");
+  testing::internal::CaptureStderr();
+  print_autotune(problem(4096, 4096, 4096), t, 2);
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("(sustained 0.5400)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(sustained 0.5778)"), std::string::npos) << out;
 }
 
 // A shape bucket's pick across its Ms (tuner.cpp confirm_across_bucket) is not a near-tie of cuBLASLt's ranking.

@@ -1,10 +1,15 @@
-// tuner_test.cpp (GPU) — benchmark-mode tuning picks a correct choice; a deliberately broken choice (test-only)
-// is dropped by the quick check; explain lists the reasons of inapplicable choices.
+// tuner_test.cpp (GPU) — benchmark-mode tuning picks a correct choice; the sustained final orders near-tied finalists
+// of a problem larger than L2; a deliberately broken choice (test-only) is dropped by the quick check; explain lists
+// the reasons of inapplicable choices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "gpu/gpu_util.hpp"
+#include "runtime/device.hpp"
+#include "tune/benchmark.hpp"
 #include "tune/tuner.hpp"
 
 namespace tmagemm::testing {
@@ -62,6 +67,49 @@ TEST_F(Tuner, BenchmarkModePicksACorrectChoice) {
   }
   EXPECT_EQ(selected, 1) << e.to_string();
   EXPECT_GT(timed, 1) << e.to_string();
+}
+
+// The sustained final (benchmark.hpp): on a compute-bound problem larger than L2 the near-tied finalists are timed alone
+// back to back; their timings are then the best interleaved time scaled by their sustained times, the fastest of them
+// first. Off (Options::sustained_tuning) or on a problem L2 holds, nothing is timed that way.
+TEST_F(Tuner, SustainedFinalOrdersTheNearTiedFinalists) {
+  const runtime::DeviceInfo& dev = runtime::device_info(0);
+  auto tuned = [&](int64_t M, int64_t N, int64_t K, bool sustained) {
+    Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true);
+    Matrix b = make_matrix(DType::bf16, K, N, false, 8, rng, true);
+    Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false);
+    const GemmProblem p = make_mm_problem(a.view(), b.view(), out.view());
+    Options o = Options::defaults_only();
+    o.sustained_tuning = sustained;
+    std::vector<choices::ChoicePtr> usable;  // three tiles within ~1 % of each other in interleaved rounds
+    for (const auto& c : tune::enumerate(p, o))  // (the prune may set some aside: benchmark() times what it is given)
+      if (c.choice->can_implement(p, dev).empty() &&
+          (c.choice->name() == "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore" ||
+           c.choice->name() == "persistent_tma_256x128x64_s4_c2_g8_tmastore" ||
+           c.choice->name() == "persistent_tma_128x128x64_s6_c2_g8_tmastore_pp"))
+        usable.push_back(c.choice);
+    EXPECT_EQ(usable.size(), 3u) << M << "x" << N << "x" << K;
+    return std::pair{tune::benchmark(p, o, usable), tune::sustained_eligible(p, dev.l2_bytes)};
+  };
+  auto [t, eligible] = tuned(4096, 8192, 4096, true);  // 160 MB
+  ASSERT_TRUE(eligible);
+  ASSERT_GE(t.sustained_ms.size(), 2u);
+  double fastest = INFINITY;
+  for (const auto& [name, ms] : t.sustained_ms) {
+    EXPECT_TRUE(std::isfinite(ms) && ms > 0) << name;
+    fastest = std::min(fastest, ms);
+  }
+  for (const auto& [name, ms] : t.sustained_ms) {
+    const auto it = std::find_if(t.timings.begin(), t.timings.end(), [&](const tune::Timing& x) { return x.choice == name; });
+    ASSERT_NE(it, t.timings.end()) << name;
+    EXPECT_NEAR(it->ms / t.timings.front().ms, ms / fastest, 1e-9) << name;
+    if (ms == fastest) EXPECT_EQ(it, t.timings.begin()) << name;
+  }
+  EXPECT_EQ(t.winner->name(), t.timings.front().choice);
+  EXPECT_TRUE(tuned(4096, 8192, 4096, false).first.sustained_ms.empty());
+  auto [small, small_eligible] = tuned(1024, 1024, 1024, true);  // 6 MB: L2 holds it
+  EXPECT_FALSE(small_eligible);
+  EXPECT_TRUE(small.sustained_ms.empty());
 }
 
 TEST_F(Tuner, BrokenChoiceIsDropped) {
