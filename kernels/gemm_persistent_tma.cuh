@@ -19,10 +19,7 @@
 //
 // Layouts (per operand, chosen on the host): A is K-major (row-major M x K) or M-major (column-major);
 // B is K-major (column-major K x N, i.e. stored N x K) or N-major (row-major K x N). All tiles use the
-// 128-byte swizzle (a swizzled row holds at most 64 16-bit elements), so a stage of an operand is:
-//   K-major  : BK/64 slabs of [rows][128 B], one TMA box {64 (K), rows} per slab;
-//   MN-major : rows/64 chunks of [BK K-rows][128 B], one TMA box {64 (M or N), BK} per chunk (an N-major B of
-//              224 columns takes four chunks and leaves the last 32 columns unread).
+// 128-byte swizzle; stage_fill.cuh gives a stage's layout (K-major slabs, MN-major 64-wide chunks) and its loads.
 // K tails: TMA zero-fills out-of-bounds box elements (and still credits the full box bytes), so the main
 // loop has no masks. M/N tails: the epilogue stores only in-bounds elements.
 //
@@ -34,8 +31,7 @@
 // barriers stay local (each expects its whole stage, parts of which peers deliver). All CTAs of a cluster walk
 // the same tiles and K blocks in lockstep. None exits while a peer may still arrive on its barriers: each
 // producer, after its last load, waits until every stage has been released by the whole cluster once more.
-// Parts: a K-major operand splits its rows (box {64, rows / parts}); an MN-major A splits the K rows of each
-// 64-wide chunk (box {64, BK / parts}); an N-major B splits its 64-column chunks between the parts.
+// Which part each CTA loads: stage_fill.cuh.
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
@@ -67,6 +63,7 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "scheduler.cuh"
+#include "stage_fill.cuh"
 #include "stream_k_fixup.cuh"
 #include "tma_desc.cuh"
 #include "trace.cuh"
@@ -92,12 +89,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(!kFp8 || (Cfg::kAKMajor && Cfg::kBKMajor), "fp8 operands are K-major");
   static_assert(kFp8 || Cfg::kPromote == 0, "two-level accumulation is for fp8");
   using Op = Sw128Operand<kFp8 ? 1 : 2>;
+  using Fill = StageFill<Cfg, Op>;  // the stage layout and the producer's loads (stage_fill.cuh)
   constexpr int kRowElems = Op::kRowElems;   // elements per 128-byte swizzled row (64, or 128 fp8)
-  constexpr int kBChunks = (BN + kRowElems - 1) / kRowElems;
-  static_assert(CM == 1 || (Cfg::kBKMajor ? (BN / 2) % 8 == 0 : kBChunks % 2 == 0),
-                "B must split into two multicast halves");
-  // NOTE: a part's smem offset must keep the 128B-swizzle atom (8 rows of 128 bytes) whole.
-  static_assert(CN == 1 || (Cfg::kAKMajor ? (BM / 2) % 8 == 0 : (BK / 2) % 8 == 0), "A must split into two halves");
   constexpr bool SN = Cfg::kSplitN;
   // kPingPong: each consumer computes whole tiles, the CTA's units taken in turn (consumer 0 the even ones), and
   // their K loops run one after the other (named barriers 8 + consumer): one consumer's MMAs run while the other
@@ -110,18 +103,12 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int MI = kRowsPerConsumer / 64;  // m64 fragments per consumer
   constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
   static_assert(!SN || (WN % kRowElems == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
-  constexpr int kABytes = Op::tile_bytes(BM, BK);
-  constexpr int kBBytes = Op::tile_bytes(Cfg::kBKMajor ? BN : kBChunks * kRowElems, BK);
-  constexpr int kStageBytes = kABytes + kBBytes;
-  static_assert(BK % kRowElems == 0 && BK * (kFp8 ? 1 : 2) <= 512, "BK is whole 128-byte swizzle slabs");
-  constexpr int kSlabs = BK / kRowElems;
+  constexpr int kABytes = Fill::kABytes, kStageBytes = Fill::kStageBytes;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
   static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
   static_assert(!Cfg::kStoreTma || Cfg::kPromoteCols == 0 || WN % 64 == 0,
                 "with column groups the tile is stored at once, in whole 64-column chunks");
-  static_assert(Cfg::kAKMajor || BM % kRowElems == 0, "M-major A is loaded in 64-row chunks");
-  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "NOTE: 128B-swizzle atoms must stay 1024-aligned");
 
   // Profiling builds only (trace.cuh): every call site tests kTr first, so that normal builds do not read the clock.
   constexpr bool kTr = Cfg::kTrace;
@@ -152,8 +139,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // Stream-K: per consumer, whether its warpgroup's unit arrived last on a split tile (set by its thread 0).
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, int[4], int[1]> sk_flag;
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, StreamKSchedule, char> sk_work;  // the schedule (stream-K)
-  // grouped_mm in 2x1 clusters: the schedule's tiles are single CTAs' tiles, taken in pairs (scheduler.cuh pair_tile).
-  constexpr bool kPairs = Cfg::kGrouped && CM == 2 && CN == 1;
+  constexpr bool kPairs = Fill::kPairs;  // grouped_mm in 2x1 clusters: CTA tiles taken in pairs
   constexpr int kSchedM = kPairs ? BM : BM * CM;  // rows of a schedule tile
   // PDL: the group ends are the first global data read (everything before this is set-up of our own).
   if constexpr (Cfg::kGrouped) {
@@ -205,70 +191,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       return work_regs;
   }();
 
-  // ---------------- producer: loads ----------------
-  // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
-  constexpr uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
-  const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
-  const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
-  // An operand read exactly once (ep.l2_stream: bit 0 A, bit 1 B) is loaded with an L2 evict_first policy, so that
-  // its lines leave L2 before the other operand's (re-read by every tile) and before other kernels' data.
-  const bool stream_a = (ep.l2_stream & 1) != 0, stream_b = (ep.l2_stream & 2) != 0;
-  const uint64_t stream_policy = ptx::l2_policy_evict_first();
-  // One TMA load into `dst`, multicast when the part is shared, with the streaming policy when `stream`.
-  auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
-                  int batch_idx, uint64_t* bar, cuda::std::uint16_t mask, bool stream) {
-    ptx::tma_load_3d(dst, map, c0, c1, batch_idx, bar, shared, mask, stream, stream_policy);
-  };
+  // ---------------- producer: loads (stage_fill.cuh) ----------------
+  const Fill fill(&tma_a, &tma_b, smem, ring, rm, rn, ep.l2_stream);
   // Fills `stage` with K block kb of tile tc (the caller has seen the stage empty).
-  auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) {
-    // NOTE: out-of-bounds box parts are zero-filled but still counted: expect the full stage bytes.
-    ring.expect(stage, kStageBytes);
-    if (first) mark(kTrProdExpect, clock64());
-    unsigned char* a_dst = smem + stage * kStageBytes;
-    unsigned char* b_dst = a_dst + kABytes;
-    const int k0 = kb * BK;
-    if constexpr (Cfg::kAKMajor) {  // rows of A (= M) split between the CTAs of a cluster row
-      constexpr int kRows = BM / CN;
-#pragma unroll
-      for (int sl = 0; sl < kSlabs; ++sl)
-        load(CN > 1, &tma_a, a_dst + Op::kmajor_slab(BM, sl) + rn * kRows * 128, k0 + kRowElems * sl,
-             tc.m0 + rn * kRows, tc.ab, &ring.full[stage], mask_a, stream_a);
-    } else {  // K rows of every 64-row chunk of A split between the CTAs of a cluster row
-      constexpr int kKRows = BK / CN;
-#pragma unroll
-      for (int i = 0; i < BM / kRowElems; ++i)
-        load(CN > 1, &tma_a, a_dst + Op::mnmajor_chunk(BK, i) + rn * kKRows * 128, tc.m0 + kRowElems * i,
-             k0 + rn * kKRows, tc.ab, &ring.full[stage], mask_a, stream_a);
-    }
-    if (first) mark(kTrProdA, clock64());
-    // A B part per CTA of the cluster column, multicast; a grouped pair whose CTA tiles need different B (share_b
-    // false, kPairs only) loads every part itself.
-    const bool own_b = kPairs && !tc.share_b;
-    if constexpr (Cfg::kBKMajor) {  // rows of B (= N) split between the CTAs of a cluster column
-      constexpr int kRows = BN / CM;
-#pragma unroll
-      for (int part = 0; part < CM; ++part) {
-        if (part != rm && !own_b) continue;
-#pragma unroll
-        for (int sl = 0; sl < kSlabs; ++sl)
-          load(CM > 1 && !own_b, &tma_b, b_dst + Op::kmajor_slab(BN, sl) + part * kRows * 128, k0 + kRowElems * sl,
-               tc.n0 + part * kRows, tc.batch, &ring.full[stage], mask_b, stream_b);
-      }
-    } else {  // 64-column chunks of B split between the CTAs of a cluster column
-      constexpr int kChunks = kBChunks / CM;
-#pragma unroll
-      for (int part = 0; part < CM; ++part) {
-        if (part != rm && !own_b) continue;
-#pragma unroll
-        for (int jj = 0; jj < kChunks; ++jj) {
-          const int j = part * kChunks + jj;
-          load(CM > 1 && !own_b, &tma_b, b_dst + Op::mnmajor_chunk(BK, j), tc.n0 + kRowElems * j, k0, tc.batch,
-               &ring.full[stage], mask_b, stream_b);
-        }
-      }
-    }
-    if (first) mark(kTrFirstLoad, clock64());
-  };
+  auto issue_stage = [&](const TileCoord& tc, int kb, int stage, bool first) { fill.fill(tc, kb, stage, first, mark); };
   // This CTA's tile of cluster tile (or pair) t.
   auto tile_of = [&](int t) {
     if constexpr (kPairs) {

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +22,7 @@
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 #include "runtime/fault.hpp"
+#include "runtime/sustained.hpp"
 #include "tmagemm/error.hpp"
 
 namespace tmagemm::tune {
@@ -484,24 +484,10 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     std::size_t n = 0;
     while (n < measured.size() && n < kSustainedFinalists && score(measured[n]) <= (1.0 + kSustainedSpread) * best) ++n;
     if (n > 1) {
-      // One block of candidate i: batches of ~2 ms of runs, at most two batches queued, events after each batch.
+      // One block of candidate i (runtime/sustained.hpp): batches of ~2 ms of runs, at most two batches queued.
       auto block = [&](std::size_t i) {
-        const double est = score(measured[i]);
-        const int batch = std::clamp(static_cast<int>(std::ceil(2.0 / std::max(est, 1e-3))), 1, 4096);
-        std::deque<Event> marks;
-        const auto block_start = clock::now();
-        do {
-          for (int r = 0; r < batch; ++r) launch_choice(*measured[i].choice, sp, stream, o, workspace.ptr, modules);
-          runtime::check_cuda(cudaEventRecord(marks.emplace_back().e, stream), "cudaEventRecord");
-          if (marks.size() >= 2)
-            runtime::check_cuda(cudaEventSynchronize(marks[marks.size() - 2].e), "cudaEventSynchronize");
-        } while (std::chrono::duration<double>(clock::now() - block_start).count() < kSustainedBlockS ||
-                 marks.size() < 5);
-        runtime::check_cuda(cudaEventSynchronize(marks.back().e), "cudaEventSynchronize");
-        const std::size_t first = marks.size() / 2;
-        float ms = 0;
-        runtime::check_cuda(cudaEventElapsedTime(&ms, marks[first].e, marks.back().e), "cudaEventElapsedTime");
-        return static_cast<double>(ms) / static_cast<double>((marks.size() - 1 - first) * batch);
+        const auto run = [&] { launch_choice(*measured[i].choice, sp, stream, o, workspace.ptr, modules); };
+        return runtime::time_sustained(stream, run, score(measured[i]), kSustainedBlockS, 2.0, 4096).ms_per_run;
       };
       std::vector<std::size_t> order;
       for (std::size_t i = 0; i < n; ++i) order.push_back(i);

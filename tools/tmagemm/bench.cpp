@@ -38,6 +38,7 @@
 #include "jit/jit.hpp"
 #include "jit/support_kernels.hpp"
 #include "runtime/device.hpp"
+#include "runtime/sustained.hpp"
 #include "suites.hpp"
 #include "tmagemm/error.hpp"
 #include "tune/benchmark.hpp"
@@ -332,39 +333,6 @@ float timed_run(Context& ctx, const std::function<void()>& fn) {
   return ctx.back_to_back ? static_cast<float>(ms - ctx.flush_ms) : ms;
 }
 
-// --sustained: `fn` back to back, no flush, for kSustainedBlockMs of wall time (the host keeps at most two batches
-// queued, so the card never idles); milliseconds per run over the block's second half (the first half lets the
-// card's clock settle to this side's power). `est_ms`: a run's rough time, to size the batches. Sets `runs` to the
-// runs timed.
-double sustained_block(Context& ctx, const std::function<void()>& fn, double est_ms, int& runs) {
-  const int batch = std::clamp(static_cast<int>(std::ceil(kSustainedBatchMs / std::max(est_ms, 1e-4))), 1, 100000);
-  std::vector<cudaEvent_t> marks;  // recorded after each batch
-  const auto start = std::chrono::steady_clock::now();
-  auto wall_ms = [&] {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  };
-  try {
-    do {
-      for (int i = 0; i < batch; ++i) fn();
-      cudaEvent_t e = nullptr;
-      cuda_check(cudaEventCreate(&e), "cudaEventCreate");
-      marks.push_back(e);
-      cuda_check(cudaEventRecord(e, ctx.stream), "cudaEventRecord");
-      if (marks.size() >= 2) cuda_check(cudaEventSynchronize(marks[marks.size() - 2]), "cudaEventSynchronize");
-    } while (wall_ms() < kSustainedBlockMs || marks.size() < 5);
-    cuda_check(cudaEventSynchronize(marks.back()), "cudaEventSynchronize");
-    const std::size_t first = marks.size() / 2;
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, marks[first], marks.back()), "cudaEventElapsedTime");
-    runs = static_cast<int>(marks.size() - 1 - first) * batch;
-    for (cudaEvent_t e : marks) cudaEventDestroy(e);
-    return ms / runs;
-  } catch (...) {
-    for (cudaEvent_t e : marks) cudaEventDestroy(e);
-    throw;
-  }
-}
-
 double median(std::vector<float> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
@@ -624,9 +592,11 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
     for (std::size_t q = sides.size(); q-- > 0;) order.push_back(q);
     for (std::size_t q : order) {
       if (!sides[q].fn) continue;
-      int runs = 0;
-      sum[q] += sustained_block(ctx, sides[q].fn, est[q], runs);
-      if (q == 0) row.runs += runs;
+      // runtime/sustained.hpp: the block's first half lets the clock settle to this side's power.
+      const runtime::SustainedTime t =
+          runtime::time_sustained(ctx.stream, sides[q].fn, est[q], kSustainedBlockMs / 1e3, kSustainedBatchMs, 100000);
+      sum[q] += t.ms_per_run;
+      if (q == 0) row.runs += t.runs;
     }
     if (sides[0].fn) row.ours_ms = sum[0] / 2;
     if (sides[1].fn) row.base_ms = sum[1] / 2;
