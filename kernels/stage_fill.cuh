@@ -54,6 +54,9 @@ struct StageFill {
   unsigned char* smem;  // stage 0 (1024-byte aligned)
   Ring<Cfg::kStages> ring;
   int rm, rn;  // this CTA's place in the cluster's tile grid
+  // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
+  static constexpr cuda::std::uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
+  cuda::std::uint16_t mask_a, mask_b;
   // An operand read exactly once (l2_stream: bit 0 A, bit 1 B) is loaded with an L2 evict_first policy, so that its
   // lines leave L2 before the other operand's (re-read by every tile) and before other kernels' data.
   bool stream_a, stream_b;
@@ -61,15 +64,13 @@ struct StageFill {
 
   __device__ __forceinline__ StageFill(const TmaDesc* a, const TmaDesc* b, unsigned char* smem0,
                                        const Ring<Cfg::kStages>& r, int rank_m, int rank_n, int l2_stream)
-      : map_a(a), map_b(b), smem(smem0), ring(r), rm(rank_m), rn(rank_n), stream_a((l2_stream & 1) != 0),
+      : map_a(a), map_b(b), smem(smem0), ring(r), rm(rank_m), rn(rank_n),
+        mask_a(static_cast<cuda::std::uint16_t>(kRowMask << rank_m)),
+        mask_b(static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rank_n))), stream_a((l2_stream & 1) != 0),
         stream_b((l2_stream & 2) != 0), stream_policy(ptx::l2_policy_evict_first()) {}
 
   template <class Mark>
   __device__ __forceinline__ void fill(const TileCoord& tc, int kb, int stage, bool first, Mark&& mark) const {
-    // The CTAs that receive this CTA's part of A (same row of the cluster) and of B (same column).
-    constexpr cuda::std::uint32_t kRowMask = CN == 1 ? 1u : (1u | (1u << CM));
-    const auto mask_a = static_cast<cuda::std::uint16_t>(kRowMask << rm);
-    const auto mask_b = static_cast<cuda::std::uint16_t>(((1u << CM) - 1) << (CM * rn));
     auto load = [&](bool shared, const TmaDesc* map, unsigned char* dst, cuda::std::int32_t c0, cuda::std::int32_t c1,
                     int batch_idx, cuda::std::uint16_t mask, bool stream) {
       ptx::tma_load_3d(dst, map, c0, c1, batch_idx, &ring.full[stage], shared, mask, stream, stream_policy);

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gpu_util.hpp"
+#include "gpu/gpu_util.hpp"
 #include "runtime/sustained.hpp"
 
 namespace tmagemm::testing {
