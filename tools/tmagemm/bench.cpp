@@ -1360,7 +1360,8 @@ int run_bench(const BenchOptions& opt) {
     for (const Row& r : rows) j.push_back(to_json(r));
     try {
       std::filesystem::create_directories(opt.out);
-      const std::filesystem::path path = std::filesystem::path(opt.out) / (stem + "-" + suite.name + (opt.sustained ? "-sustained" : "") + ".json");
+      const char* variant = opt.sustained ? "-sustained" : opt.flush == "read" ? "-flush_read" : "";
+      const std::filesystem::path path = std::filesystem::path(opt.out) / (stem + "-" + suite.name + variant + ".json");
       std::ofstream f(path);
       f << j.dump(2) << "\n";
       if (!f) throw std::runtime_error("write failed");
@@ -1407,7 +1408,7 @@ void add_bench(CLI::App& app, Action& action) {
                 "Alternate tmagemm's and cuBLASLt's timed runs (default); --no-interleave times all of one, then the other");
   sub->add_option("--flush", opt->flush,
                   "How L2 is flushed before each timed run: write (a memset of 256 MiB, leaving dirty lines the run "
-                  "writes back) or read (a kernel reads 256 MiB, leaving clean lines)")
+                  "writes back) or read (a kernel reads 256 MiB, leaving clean lines; JSON <suite>-flush_read.json)")
       ->check(CLI::IsMember({"write", "read"}))
       ->capture_default_str();
   sub->add_flag("--back-to-back", opt->back_to_back,
