@@ -488,6 +488,21 @@ bool check_ours(Row& row, DType dtype, const DeviceBuffer& out, const std::vecto
 // interleaved timing of tmagemm (`ours`, null when it failed), the chosen baseline algorithm and the unfused pair.
 // `good_algos` are the baseline algorithms that passed the check (indices for `run_algo`, of `algo_count`);
 // `base_problem` / `unfused_problem`, when not empty, mark the row as an error. Fills the row's times.
+// The calls `runs`, each after an L2 flush, in turn and back to back for kHeatMs: a card in the sustained, power-capped
+// state of a loop of GEMMs for the timing that follows (nothing when `runs` is empty).
+void heat(Context& ctx, const std::vector<std::function<void()>>& runs) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!runs.empty() &&
+         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() < kHeatMs) {
+    for (int r = 0; r < 4; ++r)
+      for (const auto& run : runs) {
+        flush_l2(ctx);
+        run();
+      }
+    cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
+  }
+}
+
 void measure(Context& ctx, Row& row, const std::function<void()>& ours, const std::vector<int>& good_algos,
              const std::function<void(int)>& run_algo, int algo_count, const std::string& base_problem,
              const std::vector<int>& good_unfused = {}, const std::function<void(int)>& run_unfused = {},
@@ -497,21 +512,11 @@ void measure(Context& ctx, Row& row, const std::function<void()>& ours, const st
   // docs/perf-notes.md: the SM clock drops from 1980 to ~1450 MHz within 50 ms of load and dips further ~0.8 s in;
   // the CPU checks above leave it idle long enough to recover. A trial on the recovered card timed the first
   // algorithm up to 10 % fast and chose it.)
-  const auto heat_start = std::chrono::steady_clock::now();
-  while ((ours || !good_algos.empty() || !good_unfused.empty()) &&
-         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - heat_start).count() < kHeatMs) {
-    for (int r = 0; r < 4; ++r) {
-      flush_l2(ctx);
-      if (ours) ours();
-      flush_l2(ctx);
-      if (!good_algos.empty()) run_algo(good_algos.front());
-      if (!good_unfused.empty()) {
-        flush_l2(ctx);
-        run_unfused(good_unfused.front());
-      }
-    }
-    cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
-  }
+  std::vector<std::function<void()>> heat_runs;
+  if (ours) heat_runs.push_back(ours);
+  if (!good_algos.empty()) heat_runs.push_back([&] { run_algo(good_algos.front()); });
+  if (!good_unfused.empty()) heat_runs.push_back([&] { run_unfused(good_unfused.front()); });
+  heat(ctx, heat_runs);
   if (ctx.back_to_back) {  // the flush's own time on the card as it is now (heated)
     ctx.flush_ms = 0;
     std::vector<float> t;
@@ -722,16 +727,7 @@ void bench_aligned_twin(Context& ctx, Row& row, DType dtype, const Layout& layou
     return;
   }
   for (int w = 0; w < kWarmupRuns; ++w) ours();
-  const auto heat_start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - heat_start).count() < kHeatMs) {
-    for (int r = 0; r < 4; ++r) {
-      flush_l2(ctx);
-      misaligned();
-      flush_l2(ctx);
-      ours();
-    }
-    cuda_check(cudaStreamSynchronize(ctx.stream), "heat (synchronize)");
-  }
+  heat(ctx, {misaligned, ours});
   std::vector<float> t, t_mis;
   for (int r = 0; r < std::max(row.runs, ctx.reps); ++r) {
     t_mis.push_back(timed_run(ctx, misaligned));
