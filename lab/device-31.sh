@@ -9,6 +9,7 @@
 #   PART=3: main's build: fp8 and addmm (last run on 12-02 / 12-03).
 #   PART=4: misaligned again, its aligned twin timed interleaved with the row's call after a heat (bench.cpp).
 #   PART=5: main's build: misaligned (a second sample of the paired twin) and llm.
+#   PART=6: the bench with one heat(): misaligned (a third sample), and a back-to-back read-flush run's JSON name.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -38,6 +39,12 @@ case "${PART:-1}" in
   ;;
 5)
   BENCH_LOG=autotune bench_suites misaligned:200 llm:240
+  ;;
+6)
+  BENCH_LOG=autotune bench_suites misaligned:200
+  stage "b2b read-flush JSON name"
+  timeout 120 build/tmagemm bench --suite 1x4096x4096,16x14336x4096 --back-to-back --flush read --out "$out/b2b" 2>&1 | rows
+  ls "$out/b2b"
   ;;
 esac
 stage done
