@@ -18,6 +18,9 @@
 //           issued from it has READ it (not until it is written). A 224-column fragment's last 32 columns go
 //           through store_packed (a 64-wide TMA box would write the next tile's columns). The TMA store clips
 //           rows >= M and columns >= N.
+//           An output TMA cannot address (a row pitch or base off 16 bytes: odd N, a padded ld, an offset view) takes
+//           the same staging blocks with plain stores instead of the TMA box (store_packed_chunk's Plain,
+//           window.cuh store_block_realigned): each row's 16-byte aligned blocks, realigned from two staged pieces.
 //   assumes p.vec2 != 0 only when the output is row-major with a 4-byte (16-bit types) or 8-byte (f32)
 //           aligned base and even row/batch strides — the host decides (uniform branch in the kernel).
 #pragma once
@@ -26,6 +29,7 @@
 #include <cuda/std/type_traits>
 
 #include "ptx/sync.cuh"
+#include "window.cuh"
 
 namespace tmagemm::kernels {
 
@@ -496,7 +500,9 @@ __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::ui
 // the warpgroup copies the chunk's first `rows` rows out of the staging block with 16-byte stores through `p`
 // instead (16-byte pieces from column N_total on are left out, as the TMA store clips them), and an empty bulk group
 // is committed in the TMA store's place, so that the slots' wait above still counts one group per chunk.
-template <int N, int Slots>
+// Plain (an output TMA cannot address, row-major 16-bit): every chunk's first `rows` rows go out of the staging block
+// through store_block_realigned (window.cuh) instead of the TMA box (rows past M left out), with an empty bulk group likewise.
+template <int N, int Slots, bool Plain = false>
 __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4], int g, int slot,
                                           unsigned char* staging, const void* tma_out, int batch, int row0, int col0,
                                           int bar_id, const EpilogueParams* p = nullptr, int rows = 64,
@@ -516,6 +522,16 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
     // NOTE: 128B swizzle: 16-byte chunk index XOR (row % 8).
     const cuda::std::uint32_t addr = base + r * 128 + (((c / 8) ^ (r % 8)) * 16);
     ptx::stmatrix_x4(addr, v[2 * j], v[2 * j + 1], v[2 * j + 2], v[2 * j + 3]);
+  }
+  if constexpr (Plain) {
+    ptx::named_barrier_sync(bar_id, 128);
+    const int c0 = col0 + 64 * g;
+    const char* dst = static_cast<const char*>(p->out) + (static_cast<long long>(batch) * p->batch_stride +
+                                                         static_cast<long long>(row0) * p->row_stride + c0) * 2;
+    store_block_realigned(staging + slot * 8192, const_cast<char*>(dst), p->row_stride * 2, rows,
+                          2 * min(64, N_total - c0), t);
+    if (t == 0) cuda::ptx::cp_async_bulk_commit_group();
+    return;
   }
   // NOTE: generic-proxy writes must be fenced before the async proxy (TMA) reads them.
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);

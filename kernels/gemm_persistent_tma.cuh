@@ -36,14 +36,15 @@
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
 //   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
 //   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
-//   reallocation), kTrace, kGrouped, kStreamK, kPingPong.
+//   reallocation), kTrace, kGrouped, kStreamK, kPingPong, kOutPlain.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
 // kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
-// stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs TMA
-// can address. The finished tile is packed to 16-bit pairs in registers and stored one 64-column chunk after each
-// of the next tile's first odd K blocks is issued (every block where K is short), so the stores run under the tensor
-// cores' work, not between tiles.
+// stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs. With
+// kOutPlain (an output TMA cannot address: a row pitch or base off 16 bytes) each staged chunk goes out through plain
+// realigned stores (window.cuh store_block_realigned) instead of the TMA box. The finished tile is packed to 16-bit
+// pairs in registers and stored one 64-column chunk after each of the next tile's first odd K blocks is issued (every
+// block where K is short), so the stores run under the tensor cores' work, not between tiles.
 // With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
 // blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
 //
@@ -150,7 +151,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if (threadIdx.x == 0) {
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
-    if constexpr (Cfg::kStoreTma) ptx::prefetch_tensormap(&tma_out);
+    if constexpr (Cfg::kStoreTma && !Cfg::kOutPlain) ptx::prefetch_tensormap(&tma_out);
     ring.init((kPP ? 1 : C) * 4 * CS);  // one arrival per consumer warp (of the stage's consumer) of every cluster CTA
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
@@ -298,9 +299,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           if (g < kFragChunks) {
             // grouped_mm: a fragment that holds its group's last rows is copied out of the staging block row by row
             // (a 64-row box would write the next group's rows).
-            const int rows = Cfg::kGrouped ? min(64, pending.m_end - row0) : 64;
-            store_packed_chunk<WN, Cfg::kStagingChunks>(packed[mi], g, chunk_seq, staging + cidx * kStagingBytes,
-                                                        &tma_out, pending.ab, row0, col0, 1 + cidx, &ep, rows, N);
+            const int rows = Cfg::kGrouped || Cfg::kOutPlain ? min(64, pending.m_end - row0) : 64;
+            store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
+                packed[mi], g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, pending.ab, row0, col0, 1 + cidx,
+                &ep, rows, N);
             if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
           } else {  // the last 32 columns (a wave-fitting BN = 224)
             store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);
@@ -491,8 +493,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
               for (int g = 0; g < WN / 64; ++g) {
                 cuda::std::uint32_t v[WN / 4];  // only chunk g's 16 pairs are written and read
                 pack_chunk<WN, Cfg::kOut>(d, g, v);
-                store_packed_chunk<WN, Cfg::kStagingChunks>(v, g, chunk_seq, staging + cidx * kStagingBytes,
-                                                            &tma_out, tc.ab, row0, col0, 1 + cidx);
+                store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
+                    v, g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, tc.ab, row0, col0, 1 + cidx, &ep,
+                    Cfg::kOutPlain ? min(64, tc.m_end - row0) : 64, N);
                 if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
               }
             }

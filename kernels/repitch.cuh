@@ -16,29 +16,9 @@
 #pragma once
 #include <cuda/std/cstdint>
 
-namespace tmagemm::kernels {
+#include "window.cuh"
 
-// Bytes [d, d + 16) of the 32 bytes lo | hi (d even, 0 <= d < 16) as four 32-bit words.
-__device__ inline uint4 shift_window(const uint4& lo, const uint4& hi, unsigned d) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  uint4 out;
-  // NOTE: a runtime index into w would put it in local memory; one branch per word offset keeps it in registers.
-#define TMAGEMM_WINDOW(Q)                                                                             \
-  if ((d & 2u) == 0u) {                                                                               \
-    out = make_uint4(w[Q], w[Q + 1], w[Q + 2], w[Q + 3]);                                             \
-  } else {                                                                                            \
-    out = make_uint4(__funnelshift_r(w[Q], w[Q + 1], 16), __funnelshift_r(w[Q + 1], w[Q + 2], 16),    \
-                     __funnelshift_r(w[Q + 2], w[Q + 3], 16), __funnelshift_r(w[Q + 3], w[Q + 4], 16)); \
-  }
-  switch (d >> 2) {
-    case 0: TMAGEMM_WINDOW(0) break;
-    case 1: TMAGEMM_WINDOW(1) break;
-    case 2: TMAGEMM_WINDOW(2) break;
-    default: TMAGEMM_WINDOW(3) break;
-  }
-#undef TMAGEMM_WINDOW
-  return out;
-}
+namespace tmagemm::kernels {
 
 __global__ void __launch_bounds__(256) repitch16(void* dst, long long dst_ld, const void* src, long long src_ld,
                                                  long long rows, long long cols) {

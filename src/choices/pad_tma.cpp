@@ -4,11 +4,11 @@
 // Each such operand is copied, row by row (kernels/repitch.cuh on the call's stream), into scratch with a 128-byte
 // row pitch and a 256-byte aligned base; the persistent TMA kernel then runs on the copies. The problem's extents
 // are kept: TMA zero-fills the K columns past the real K in every box, so the pitch's padding is never read as data
-// and needs no clearing. A direct-store config writes the output in place (masked stores); a TMA-store config whose
-// output TMA cannot store as it is writes a re-pitched scratch copy (its rows may be written up to their 16-byte
-// ends), copied into the caller's rows once complete, so nothing reaches the caller's memory on an error. The
-// scratch is the choice's workspace (dispatch's per-stream buffer, stream-ordered memory inside a graph capture), so
-// the copies' cost is in the tuner's timing and the choice wins only where it pays.
+// and needs no clearing. The output is never copied: a direct-store config writes it in place (masked stores), a
+// TMA-store config whose output TMA cannot address stores it from its staging blocks with plain realigned stores
+// (kOutPlain, kernels/window.cuh), so nothing reaches the caller's memory but the GEMM's own stores. The scratch is
+// the choice's workspace (dispatch's per-stream buffer, stream-ordered memory inside a graph capture), so the copies'
+// cost is in the tuner's timing and the choice wins only where it pays.
 // Choices: one per 16-bit persistent-TMA config ("pad_" + its name); the backend's prune keeps the configs the
 // persistent-TMA prescreen would keep on the padded problem.
 #include "choices/pad_tma.hpp"
@@ -58,20 +58,14 @@ std::string repitch_of(const Operand& o, const char* name, Repitch& r) {
 }
 
 struct PadPlan {
-  Repitch a, b, out;  // out: only for a TMA-store config, when out is not TMA-storable as it is
+  Repitch a, b;
   std::size_t bytes = 0;
   std::string reason;  // non-empty: the pad path cannot take the problem
 };
 
-// Whether the TMA-store epilogue cannot write `p`'s out in place but could write a row-major 16-bit copy of it.
-bool out_needs_copy(const GemmProblem& p) {
-  const bool storable = can_use_tma(p.out).ok && (p.n * itemsize(p.out.dtype)) % 16 == 0;
-  return !storable && p.out.major() == Major::row && (p.out.dtype == DType::bf16 || p.out.dtype == DType::f16);
-}
-
-// The copies for `p`; with store_tma, also the output's (the kernel then stores into scratch with whole 16-byte row
-// ends, and the result is copied back once it is complete).
-PadPlan plan_of(const GemmProblem& p, bool store_tma = false) {
+// The copies for `p`: A's and B's, where TMA refuses them only for alignment (an output TMA cannot address needs no
+// copy: persistent TMA stores it in place, kOutPlain).
+PadPlan plan_of(const GemmProblem& p) {
   PadPlan plan;
   if (p.op != Op::mm && p.op != Op::addmm) {
     plan.reason = fmt::format("the pad path takes mm and addmm (not {})", to_string(p.op));
@@ -88,20 +82,13 @@ PadPlan plan_of(const GemmProblem& p, bool store_tma = false) {
   if (auto why = repitch_of(p.a, "a", plan.a); !why.empty()) plan.reason = why;
   if (auto why = repitch_of(p.b, "b", plan.b); !why.empty()) plan.reason = why;
   if (!plan.reason.empty()) return plan;
-  const bool out_copy = store_tma && out_needs_copy(p);
-  if (!plan.a.needed && !plan.b.needed && !out_copy) {
-    plan.reason = store_tma ? "a, b and out are TMA-aligned already (persistent TMA takes the problem as it is)"
-                            : "a and b are TMA-aligned already (persistent TMA takes the problem as it is)";
+  if (!plan.a.needed && !plan.b.needed) {
+    plan.reason = "a and b are TMA-aligned already (persistent TMA takes the problem as it is)";
     return plan;
   }
-  if (out_copy) {
-    const int64_t es = itemsize(p.out.dtype);
-    plan.out = {true, p.n, p.m, p.out.ld(),
-                static_cast<int64_t>(round_up(static_cast<std::size_t>(p.n * es), kPitchBytes)) / es, 0};
-  }
-  for (Repitch* r : {&plan.a, &plan.b, &plan.out})
+  for (Repitch* r : {&plan.a, &plan.b})
     if (r->needed) {
-      const std::size_t es = static_cast<std::size_t>(itemsize(r == &plan.out ? p.out.dtype : p.a.dtype));
+      const std::size_t es = static_cast<std::size_t>(itemsize(p.a.dtype));
       r->offset = plan.bytes;
       plan.bytes += round_up(static_cast<std::size_t>(r->outer) * r->dst_ld * es, kBaseAlign);
     }
@@ -122,8 +109,6 @@ GemmProblem padded(const GemmProblem& p, const PadPlan& plan, const void* worksp
   };
   move(q.a, plan.a);
   move(q.b, plan.b);
-  move(q.out, plan.out);
-  q.out_row_slack = plan.out.needed;  // the scratch rows end on whole 128-byte lines
   return q;
 }
 
@@ -135,21 +120,21 @@ class PadChoice final : public Choice {
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "pad_tma"; }
   std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
-    const PadPlan plan = plan_of(p, config_.store_tma);
+    const PadPlan plan = plan_of(p);
     if (!plan.reason.empty()) return plan.reason;
     if (auto why = persistent_tma_can_implement(padded(p, plan, placeholder()), config_, d); !why.empty())
       return "after padding: " + why;
     return {};
   }
   void precompile(const GemmProblem& p, int device) const override {
-    const PadPlan plan = plan_of(p, config_.store_tma);
+    const PadPlan plan = plan_of(p);
     jit::compile(persistent_tma_spec(padded(p, plan, placeholder()), config_), runtime::device_info(device).arch());
   }
   std::vector<jit::KernelSpec> kernel_specs(const GemmProblem& p) const override {
-    return {persistent_tma_spec(padded(p, plan_of(p, config_.store_tma), placeholder()), config_)};
+    return {persistent_tma_spec(padded(p, plan_of(p), placeholder()), config_)};
   }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
-    const PadPlan plan = plan_of(p, config_.store_tma);
+    const PadPlan plan = plan_of(p);
     auto* ws = static_cast<char*>(workspace);
     // The copies run on the call's stream (kernel nodes inside a graph capture; no host synchronisation): 16-bit
     // rows through kernels/repitch.cuh (aligned 16-byte stores, realigned 16-byte loads; cudaMemcpy2DAsync moved these
@@ -183,11 +168,8 @@ class PadChoice final : public Choice {
     if (plan.b.needed)
       copy(ws + plan.b.offset, plan.b.dst_ld, p.b.data, plan.b.src_ld, plan.b, p.b.dtype, "copy (pad b)");
     persistent_tma_launch(padded(p, plan, workspace), config_, stream, o.sm_carveout);
-    if (plan.out.needed)  // the finished result into the caller's rows (nothing is written there before)
-      copy(const_cast<void*>(p.out.data), plan.out.src_ld, ws + plan.out.offset, plan.out.dst_ld, plan.out,
-           p.out.dtype, "copy (pad out)");
   }
-  std::size_t workspace_bytes(const GemmProblem& p) const override { return plan_of(p, config_.store_tma).bytes; }
+  std::size_t workspace_bytes(const GemmProblem& p) const override { return plan_of(p).bytes; }
   const TmaConfig& config() const { return config_; }
 
  private:

@@ -179,6 +179,18 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
   return table;
 }
 
+namespace {
+
+// Whether a TMA-store config stores `p`'s output with plain realigned stores (kOutPlain) instead of TMA boxes.
+bool out_plain(const GemmProblem& p, const TmaConfig& c) {
+  if (!c.store_tma) return false;
+  // NOTE: measured on H200: a TMA store clips the inner dimension only at 16-byte granularity (N = 130 bf16 wrote
+  // columns 130..135 too), so the TMA box needs rows of a whole number of 16-byte chunks.
+  return !can_use_tma(p.out).ok || (p.n * static_cast<int64_t>(itemsize(p.out.dtype))) % 16 != 0;
+}
+
+}  // namespace
+
 std::string persistent_tma_can_implement_problem(const GemmProblem& p, const TmaConfig& c) {
   if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm && p.op != Op::scaled_mm && p.op != Op::grouped_mm)
     return fmt::format("op {} is not handled by this template yet", to_string(p.op));
@@ -233,11 +245,10 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     if (c.staging_chunks < 1) return "the TMA-store epilogue needs at least one staging block";
     if (p.out.dtype != DType::bf16 && p.out.dtype != DType::f16) return "TMA-store epilogue needs a bf16 or f16 output";
     if (p.out.major() != Major::row) return "TMA-store epilogue needs a row-major output";
-    if (auto t = can_use_tma(p.out); !t.ok) return "out: " + t.reason;
-    // NOTE: measured on H200: a TMA store clips the inner dimension only at 16-byte granularity (N = 130 bf16
-    // wrote columns 130..135 too), so the row length must be a whole number of 16-byte chunks.
-    if ((p.n * static_cast<int64_t>(itemsize(p.out.dtype))) % 16 != 0 && !p.out_row_slack)
-      return fmt::format("TMA-store epilogue needs N x itemsize to be a multiple of 16 bytes (N = {})", p.n);
+    // An output TMA cannot address is stored from the staging blocks with plain realigned stores (kOutPlain);
+    // grouped_mm's outputs keep the TMA store.
+    if (p.op == Op::grouped_mm && out_plain(p, c))
+      return "grouped_mm's TMA-store epilogue needs an output TMA can address (rows and base on 16 bytes)";
   }
   if (p.a.major() == Major::strided) return "a has no unit stride (TMA needs one contiguous dimension)";
   if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";
@@ -263,8 +274,9 @@ namespace {
 
 // in_a / in_b: the kernel's input codes, 0 bf16, 1 f16 (both the same), 2 e4m3, 3 e5m2 (fp8 configs).
 // grouped: the grouped_mm kernel (kernels/scheduler.cuh's GroupedTileScheduler).
+// out_plain: a TMA-store config's output TMA cannot address, stored with plain realigned stores (kOutPlain).
 jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor, bool b_kmajor, int out,
-                          const EpilogueSpec& epi = {}, bool grouped = false) {
+                          const EpilogueSpec& epi = {}, bool grouped = false, bool out_plain = false) {
   static const char* in_names[] = {"bf16", "f16", "e4m3", "e5m2"};
   const bool f16 = in_a == 1;
   const int fp8_a = in_a >= 2 ? in_a - 1 : 0, fp8_b = in_b >= 2 ? in_b - 1 : 0;
@@ -280,7 +292,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
        {bool_field("kSplitN", c.split_n)},
        {int_field("kStagingChunks", std::max(1, c.staging_chunks))},
        {int_field("kClusterM", c.cluster_m), int_field("kClusterN", c.cluster_n)},
-       {bool_field("kStoreTma", c.store_tma)},
+       {bool_field("kStoreTma", c.store_tma), bool_field("kOutPlain", c.store_tma && out_plain)},
        {bool_field("kAKMajor", a_kmajor), bool_field("kBKMajor", b_kmajor), bool_field("kF16", f16)},
        {int_field("kFp8A", fp8_a), int_field("kFp8B", fp8_b), int_field("kPromote", c.promote),
         int_field("kPromoteCols", c.promote_n)},
@@ -288,9 +300,9 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
         int_field("kConsumerRegs", realloc ? 232 : 0)},
        {bool_field("kTrace", trace), bool_field("kGrouped", grouped), bool_field("kStreamK", c.stream_k),
         bool_field("kPingPong", c.ping_pong)}}};
-  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
-                                        b_kmajor ? "c" : "r", out_names[out], epi.suffix(), grouped ? "_grouped" : "",
-                                        trace ? "_trace" : ""),
+  return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",
+                                        b_kmajor ? "c" : "r", out_names[out], c.store_tma && out_plain ? "_plain" : "",
+                                        epi.suffix(), grouped ? "_grouped" : "", trace ? "_trace" : ""),
                             "gemm_persistent_tma.cuh", "tmagemm::kernels::gemm_persistent_tma", config, epi);
 }
 
@@ -299,7 +311,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
 jit::KernelSpec persistent_tma_spec(const GemmProblem& p, const TmaConfig& c) {
   // A row-major (K contiguous) is K-major; B column-major (K contiguous) is K-major.
   return make_spec(c, in_code(p.a.dtype), in_code(p.b.dtype), p.a.major() == Major::row, p.b.major() == Major::col,
-                   out_code(p.out.dtype), epilogue_spec(p), p.op == Op::grouped_mm);
+                   out_code(p.out.dtype), epilogue_spec(p), p.op == Op::grouped_mm, out_plain(p, c));
 }
 
 std::vector<jit::KernelSpec> persistent_tma_all_specs() {
@@ -330,6 +342,17 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
       for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, 0, 0, true, false, 0, e));
       break;
     }
+  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config once (bf16, A row-major, B N-major), f16
+  // and the other layouts on the first.
+  bool first_plain = true;
+  for (const auto& c : persistent_tma_configs())
+    if (c.in_bytes == 2 && c.store_tma) {
+      specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, false, true));
+      if (first_plain)
+        for (bool ak : {true, false})
+          for (bool bk : {true, false}) specs.push_back(make_spec(c, 1, 1, ak, bk, 1, {}, false, true));
+      first_plain = false;
+    }
   // grouped_mm: every 16-bit config once (bf16, A row-major, B N-major), and the other B layout and f16 on the first
   // direct-store and the first TMA-store config.
   bool first_grouped = true, first_grouped_tma = true;
@@ -357,9 +380,9 @@ namespace {
 
 // Loaded kernels by (config, dtype, layouts, output, device, epilogue).
 CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
-  static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int, bool>> loaded;
+  static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int, bool, bool>> loaded;
   return loaded.get({&c, p.a.dtype, p.b.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code(),
-                     p.op == Op::grouped_mm},
+                     p.op == Op::grouped_mm, out_plain(p, c)},
                     p.device, c.smem_bytes(), [&] { return persistent_tma_spec(p, c); });
 }
 
@@ -488,7 +511,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));
-  if (c.store_tma)
+  if (c.store_tma && !out_plain(p, c))  // (kOutPlain stores without a tensor map)
     map_out = runtime::encode_sw128_3d(p.out.data,
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                          2, p.n, p.m, p.op == Op::grouped_mm ? 1 : p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,

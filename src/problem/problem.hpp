@@ -74,8 +74,6 @@ struct GemmProblem {
   // grouped_mm: `batch` groups; group g owns rows [group_ends[g-1], group_ends[g]) of a and out (a and out are
   // rank 2, total M rows) and matrix g of b. The ends are int32 in device memory (read by the kernel only).
   const int32_t* group_ends = nullptr;
-  // out's rows may be written past column N - 1 up to the next 16 bytes (out is tmagemm's own scratch: the pad path).
-  bool out_row_slack = false;
 
   std::string describe() const;   // e.g. "mm(4096x4096 row, 4096x14336 col) bf16->bf16"
 };

@@ -70,7 +70,8 @@ TEST(PersistentTmaHost, PingPongConfigsTakeWholeTilesOnTwoConsumers) {
             std::string::npos);
   // compile-check: bf16 in each of the four layouts, no grouped variant.
   int specs = 0;
-  for (const auto& s : persistent_tma_all_specs()) specs += s.name.find("_pp_") != std::string::npos;
+  for (const auto& s : persistent_tma_all_specs())
+    specs += s.name.find("_pp_") != std::string::npos && s.name.find("_plain") == std::string::npos;
   EXPECT_EQ(specs, 3 * 4);
 }
 
@@ -106,8 +107,15 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
     EXPECT_LE(c.smem_bytes(), std::size_t{232448}) << c.name();
   int n224 = 0;
   for (const auto& s : persistent_tma_all_specs())
-    n224 += s.name.find("x224x") != std::string::npos && s.name.find("_grouped") == std::string::npos;
+    n224 += s.name.find("x224x") != std::string::npos && s.name.find("_grouped") == std::string::npos &&
+            s.name.find("_plain") == std::string::npos;
   EXPECT_EQ(n224, 2 * 4 * 2);  // {bf16, f16} x four layouts x {bf16, f16} out
+  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config once, and f16 in the four layouts on the
+  // first.
+  int plain = 0, tma_store16 = 0;
+  for (const auto& s : persistent_tma_all_specs()) plain += s.name.find("_plain") != std::string::npos;
+  for (const auto& c : persistent_tma_configs()) tma_store16 += c.in_bytes == 2 && c.store_tma;
+  EXPECT_EQ(plain, tma_store16 + 4);
   // grouped_mm: every 16-bit config but the stream-K ones once (and two more variants on the first direct-store and
   // TMA-store configs).
   int grouped = 0, configs16 = 0;

@@ -1,6 +1,8 @@
 // pad_tma_test.cpp — the pad path on a GPU: every misaligned kind (K odd, N odd, A's base one element off, B's ld
-// N + 1 with out's ld N + 3, out's ld alone, an odd M x N x K, a column-major B with odd K) through every pad-path config that takes
-// it (TMA-store configs through a copy of an out TMA cannot store), launched directly with its workspace; then through the public call with only the pad path enabled, tuned.
+// N + 1 with out's ld N + 3, an odd M x N x K, a column-major B with odd K) through every pad-path config that takes it
+// (TMA-store configs store an out TMA cannot address with plain realigned stores), launched directly with its
+// workspace; then through the public call with only the pad path enabled, tuned. An out misaligned alone is persistent
+// TMA's (tests/gpu/choices/persistent_tma_test.cpp): the pad path refuses it here.
 // Inputs random, outputs poisoned, nothing outside the output view may change, relative Frobenius error <= 1e-2
 // against an fp32-accumulated reference of the views.
 #include <gtest/gtest.h>
@@ -87,7 +89,7 @@ TEST_F(PadTma, OddKColumnMajorBAndF16) {
   check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, 1, K), so, view_of(so, 0, M, N, N, 1), 10);
 }
 
-TEST_F(PadTma, OddNDirectAndThroughAnOutCopy) {
+TEST_F(PadTma, OddNDirectAndPlainStores) {
   const int64_t M = 257, N = 391, K = 256;
   Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N, true);
   Matrix so = storage(DType::bf16, M, N, false);
@@ -104,17 +106,21 @@ TEST_F(PadTma, ABaseOneElementOff) {
 TEST_F(PadTma, BLdNPlusOneOutLdNPlusThree) {
   const int64_t M = 130, N = 256, K = 192;
   Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N + 1, true);
-  Matrix so = storage(DType::bf16, M, N + 3, false);  // the TMA-store configs write a copy of out
+  Matrix so = storage(DType::bf16, M, N + 3, false);  // the TMA-store configs store it with plain realigned stores
   check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N + 1, 1), so, view_of(so, 0, M, N, N + 3, 1), 10);
 }
 
-TEST_F(PadTma, OnlyOutLdNPlusThree) {
-  // A and B aligned: only the TMA-store configs take it (through a copy of out); the direct ones leave it to
-  // persistent TMA.
+TEST_F(PadTma, OnlyOutLdNPlusThreeIsRefused) {
+  // A and B aligned: nothing to copy; persistent TMA takes it as it is (its TMA-store configs with plain stores).
   const int64_t M = 192, N = 384, K = 128;
   Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N, true);
   Matrix so = storage(DType::bf16, M, N + 3, false);
-  check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N, 1), so, view_of(so, 0, M, N, N + 3, 1), 5);
+  check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N, 1), so, view_of(so, 0, M, N, N + 3, 1), 0);
+  const GemmProblem p = make_mm_problem(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N, 1),
+                                        view_of(so, 0, M, N, N + 3, 1));
+  for (const auto& c : choices::pad_tma_backend().enumerate(p, runtime::device_info(0), Options::defaults_only()))
+    EXPECT_EQ(c->can_implement(p, runtime::device_info(0)),
+              "a and b are TMA-aligned already (persistent TMA takes the problem as it is)");
 }
 
 TEST_F(PadTma, OddMNK) {

@@ -1,6 +1,6 @@
 // persistent_tma_test.cpp — correctness of mm through the persistent TMA + WGMMA backend on a GPU: every
 // layout, bf16/f16, ragged and large sizes, K tails with block K 64 and 128, strided (padded) operands and
-// outputs, f32/f16 outputs. Inputs random, outputs poisoned with NaN, padding checked untouched, relative
+// outputs, f32/f16 outputs, TMA-store configs on outputs TMA cannot address. Inputs random, outputs poisoned with NaN, padding checked untouched, relative
 // Frobenius error against an fp32-accumulated reference <= 1e-2. These tests exercise the kernel, so they run
 // with the heuristic pick (or a regex naming one config) and only persistent-TMA choices; the tuner's own
 // tests are in tests/gpu/tune.
@@ -156,6 +156,37 @@ TEST_F(PersistentTma, OutputTypes) {
         odd.out_ld_multiple = 1;  // column-major output with an odd leading dimension: masked scalar stores
         run_case(odd, rng);
       }
+}
+
+// TMA-store configs on outputs TMA cannot address (kOutPlain: each staged chunk stored with plain realigned stores):
+// out's ld N + 3, N odd (an odd row pitch), its base one element off, ragged M and N, f16; every TMA-store config that
+// takes them, launched directly. Nothing outside the output view may change (check_choices_on_views).
+TEST_F(PersistentTma, TmaStoreConfigsOnOutputsTmaCannotAddress) {
+  struct Shape {
+    int64_t m, n, k, out_ld, out_off;
+    DType dt;
+  };
+  const Shape shapes[] = {{257, 384, 192, 387, 0, DType::bf16},
+                          {200, 391, 128, 391, 0, DType::bf16},
+                          {130, 520, 256, 528, 1, DType::bf16},
+                          {129, 333, 64, 338, 3, DType::f16}};
+  const auto& dev = runtime::device_info(0);
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(fmt::format("{}x{}x{} out ld {} offset {}", s.m, s.n, s.k, s.out_ld, s.out_off));
+    const int64_t b_ld = (s.n + 7) / 8 * 8;  // A and B TMA-aligned
+    Matrix sa = make_matrix(s.dt, s.m, s.k, false, 8, rng, true), sb = make_matrix(s.dt, s.k, b_ld, false, 8, rng, true);
+    Matrix so = make_matrix(s.dt, s.m + 1, s.out_ld, false, 1, rng, false);
+    const TensorView a = view_of(sa, 0, s.m, s.k, s.k, 1), b = view_of(sb, 0, s.k, s.n, b_ld, 1);
+    const TensorView out = view_of(so, s.out_off, s.m, s.n, s.out_ld, 1);
+    const GemmProblem p = make_mm_problem(a, b, out);
+    std::vector<choices::ChoicePtr> tma_store;
+    for (const auto& c : choices::persistent_tma_backend().enumerate(p, dev, Options::defaults_only()))
+      // f16: the first config only (the kernel cache holds the other configs' plain variants for bf16)
+      if (c->name().find("_tmastore") != std::string::npos &&
+          (s.dt == DType::bf16 || c->name() == "persistent_tma_128x256x64_s4_c2_g8_tmastore"))
+        tma_store.push_back(c);
+    EXPECT_GE(check_choices_on_views(tma_store, a, b, so, out, false), s.dt == DType::bf16 ? 10 : 1);
+  }
 }
 
 TEST_F(PersistentTma, KZeroWritesZerosAndEmptyIsNoop) {

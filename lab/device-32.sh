@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# device-32.sh — this session's device calls (the thirty-second session: the pad path's copies, issue 21's misaligned
+# rows). Build here, `tmagemm compile-check` into .kcache, tar it (.carry/kcache.tgz), copy build/tmagemm,
+# build/tests/tmagemm_gpu_tests and lab probes into .carry/bin. Carry [".carry/bin", ".carry/kcache.tgz"].
+#   PART=2: the TMA-store epilogue's plain realigned stores (kOutPlain) for outputs TMA cannot address, the pad path
+#           without its copy of out: PersistentTma/PadTma/StreamK/PingPong/GroupedMm GPU tests, memcheck of the new
+#           test and PadTma, the misaligned suite; repitch_probe with flattened variants.
+#   PART=3: kOutPlain's window by selects (no divergent switch per row): the plain-store and pad GPU tests, memcheck,
+#           misaligned twice.
+#   PART=1: repitch_probe (the row copy's bandwidth on the suite's copies, variants, cudaMemcpy); the misaligned suite
+#           forced to the 128x256 and 256x128 pad configs with direct stores and with the TMA store (out copied back).
+set -u
+out=$OUT
+source scripts/device-lib.sh
+use_carry
+case "${PART:-1}" in
+1)
+  stage "repitch probe"
+  .carry/bin/repitch_probe 2>&1 | tee "$out/repitch-probe.txt"
+  stage "misaligned forced: direct store vs TMA store + copy back"
+  lab/bench-forced.sh misaligned pad_persistent_tma_128x256x64_s4_c2_g8 pad_persistent_tma_128x256x64_s4_c2_g8_tmastore \
+    pad_persistent_tma_256x128x64_s4_c2_g8 pad_persistent_tma_256x128x64_s4_c2_g8_tmastore 2>&1 | tee "$out/forced.txt"
+  ;;
+2)
+  gpu_tests "PersistentTma.*:PadTma.*:StreamK.*:PingPong.*:GroupedMm.*:Addmm.*" 300
+  memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddNDirectAndPlainStores:PadTma.BLdNPlusOneOutLdNPlusThree" 200
+  BENCH_LOG=autotune bench_suites misaligned:220
+  stage "repitch probe (flattened variants)"
+  .carry/bin/repitch_probe 2>&1 | tee "$out/repitch-probe.txt"
+  ;;
+3)
+  gpu_tests "PersistentTma.TmaStore*:PersistentTma.OutputTypes:PadTma.*:GroupedMm.*:PingPong.EveryLayoutAndTileCount:StreamK.SplitTilesEveryLayoutAndShape" 200
+  memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddNDirectAndPlainStores:PadTma.BLdNPlusOneOutLdNPlusThree:PadTma.OddMNK" 200
+  BENCH_LOG=autotune bench_suites misaligned:220
+  fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:220
+  ;;
+esac
+stage done
