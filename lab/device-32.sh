@@ -7,6 +7,8 @@
 #           test and PadTma, the misaligned suite; repitch_probe with flattened variants.
 #   PART=3: kOutPlain's window by selects (no divergent switch per row): the plain-store and pad GPU tests, memcheck,
 #           misaligned twice.
+#   PART=4: ping-pong configs in the pad path, the realigned store loop unrolled twice (carried cache: the bench's rr
+#           bf16 kernels only): PadTma tests, misaligned twice (fresh tuning each).
 #   PART=1: repitch_probe (the row copy's bandwidth on the suite's copies, variants, cudaMemcpy); the misaligned suite
 #           forced to the 128x256 and 256x128 pad configs with direct stores and with the TMA store (out copied back).
 set -u
@@ -31,6 +33,11 @@ case "${PART:-1}" in
 3)
   gpu_tests "PersistentTma.TmaStore*:PersistentTma.OutputTypes:PadTma.*:GroupedMm.*:PingPong.EveryLayoutAndTileCount:StreamK.SplitTilesEveryLayoutAndShape" 200
   memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddNDirectAndPlainStores:PadTma.BLdNPlusOneOutLdNPlusThree:PadTma.OddMNK" 200
+  BENCH_LOG=autotune bench_suites misaligned:220
+  fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:220
+  ;;
+4)
+  gpu_tests "PadTma.*:PersistentTma.TmaStore*" 200
   BENCH_LOG=autotune bench_suites misaligned:220
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:220
   ;;

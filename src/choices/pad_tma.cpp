@@ -228,7 +228,7 @@ Backend pad_tma_backend() {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : persistent_tma_configs())
                        // (stream-K configs need a workspace of their own beside the copies: not offered here)
-                       if (c.in_bytes == 2 && !c.stream_k && !c.ping_pong) v.push_back(std::make_shared<PadChoice>(c));
+                       if (c.in_bytes == 2 && !c.stream_k) v.push_back(std::make_shared<PadChoice>(c));
                      return v;
                    }();
                    return all;
