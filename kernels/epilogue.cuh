@@ -500,8 +500,8 @@ __device__ inline void store_packed(const EpilogueParams& p, const cuda::std::ui
 // the warpgroup copies the chunk's first `rows` rows out of the staging block with 16-byte stores through `p`
 // instead (16-byte pieces from column N_total on are left out, as the TMA store clips them), and an empty bulk group
 // is committed in the TMA store's place, so that the slots' wait above still counts one group per chunk.
-// Plain (an output TMA cannot address, row-major 16-bit): every chunk's first `rows` rows go out of the staging block
-// through store_block_realigned (window.cuh) instead of the TMA box (rows past M left out), with an empty bulk group likewise.
+// Plain (an output TMA cannot address, row-major 16-bit): the chunk is only staged; the caller then stores it with
+// store_staged_realigned (below) instead of the TMA box.
 template <int N, int Slots, bool Plain = false>
 __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4], int g, int slot,
                                           unsigned char* staging, const void* tma_out, int batch, int row0, int col0,
@@ -523,14 +523,8 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
     const cuda::std::uint32_t addr = base + r * 128 + (((c / 8) ^ (r % 8)) * 16);
     ptx::stmatrix_x4(addr, v[2 * j], v[2 * j + 1], v[2 * j + 2], v[2 * j + 3]);
   }
-  if constexpr (Plain) {
+  if constexpr (Plain) {  // the caller copies it out: store_staged_realigned
     ptx::named_barrier_sync(bar_id, 128);
-    const int c0 = col0 + 64 * g;
-    const char* dst = static_cast<const char*>(p->out) + (static_cast<long long>(batch) * p->batch_stride +
-                                                         static_cast<long long>(row0) * p->row_stride + c0) * 2;
-    store_block_realigned(staging + slot * 8192, const_cast<char*>(dst), p->row_stride * 2, rows,
-                          2 * min(64, N_total - c0), t);
-    if (t == 0) cuda::ptx::cp_async_bulk_commit_group();
     return;
   }
   // NOTE: generic-proxy writes must be fenced before the async proxy (TMA) reads them.
@@ -557,6 +551,21 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
                                     staging + slot * 8192);
     cuda::ptx::cp_async_bulk_commit_group();
   }
+}
+
+// After store_packed_chunk<Plain> staged chunk (row0, c0) in `block` (a staging slot): its first `rows` rows (rows
+// past M left out; columns from N_total on too) go to the output through p with realigned plain stores
+// (window.cuh store_block_realigned), and an empty bulk group is committed in the TMA store's place, so that the
+// slots' wait still counts one group per chunk. Apart from store_packed_chunk so that a kernel whose pieces are
+// unrolled (one call site per piece) holds one copy of the loop: with one per piece, the deferred 128x256 kernel had
+// 3,608 instructions.
+__device__ inline void store_staged_realigned(const unsigned char* block, const EpilogueParams& p, int batch, int row0,
+                                              int c0, int rows, int N_total) {
+  const int t = threadIdx.x % 128;
+  const char* dst = static_cast<const char*>(p.out) + (static_cast<long long>(batch) * p.batch_stride +
+                                                       static_cast<long long>(row0) * p.row_stride + c0) * 2;
+  store_block_realigned(block, const_cast<char*>(dst), p.row_stride * 2, rows, 2 * min(64, N_total - c0), t);
+  if (t == 0) cuda::ptx::cp_async_bulk_commit_group();
 }
 
 }  // namespace tmagemm::kernels

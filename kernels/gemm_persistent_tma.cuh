@@ -289,6 +289,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     int chunk_seq = 0;
     auto store_unit = [&] {
       if constexpr (kDeferred) {
+        int plain_slot = -1, plain_row0 = 0, plain_c0 = 0, plain_rows = 0;  // kOutPlain: the chunk staged below
 #pragma unroll
         for (int u = 0; u < kUnits; ++u) {
           if (u != next_unit) continue;
@@ -303,11 +304,21 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
             store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
                 packed[mi], g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, pending.ab, row0, col0, 1 + cidx,
                 &ep, rows, N);
+            if constexpr (Cfg::kOutPlain) {
+              plain_slot = chunk_seq;
+              plain_row0 = row0;
+              plain_c0 = col0 + 64 * g;
+              plain_rows = rows;
+            }
             if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
           } else {  // the last 32 columns (a wave-fitting BN = 224)
             store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);
           }
         }
+        if constexpr (Cfg::kOutPlain)
+          if (plain_slot >= 0)
+            store_staged_realigned(staging + cidx * kStagingBytes + plain_slot * 8192, ep, pending.ab, plain_row0,
+                                   plain_c0, plain_rows, N);
         if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
       }
     };
@@ -496,6 +507,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                 store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
                     v, g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, tc.ab, row0, col0, 1 + cidx, &ep,
                     Cfg::kOutPlain ? min(64, tc.m_end - row0) : 64, N);
+                if constexpr (Cfg::kOutPlain)
+                  store_staged_realigned(staging + cidx * kStagingBytes + chunk_seq * 8192, ep, tc.ab, row0,
+                                         col0 + 64 * g, min(64, tc.m_end - row0), N);
                 if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
               }
             }

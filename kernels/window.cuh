@@ -77,7 +77,6 @@ __device__ inline uint4 select_window(const uint4& lo, const uint4& hi, unsigned
 __device__ inline void store_block_realigned(const unsigned char* src, char* dst, long long pitch, int rows, int end,
                                              int t) {
   using cuda::std::uintptr_t;
-#pragma unroll 2
   for (int idx = t; idx < rows * 9; idx += 128) {
     const int r = idx / 9, blk = idx % 9;
     const uintptr_t row = reinterpret_cast<uintptr_t>(dst + r * pitch);

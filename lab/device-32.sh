@@ -9,6 +9,10 @@
 #           misaligned twice.
 #   PART=4: ping-pong configs in the pad path, the realigned store loop unrolled twice (carried cache: the bench's rr
 #           bf16 kernels only): PadTma tests, misaligned twice (fresh tuning each).
+#   (PART=4 ran three builds: ping-pong in the pad path with the loop unrolled twice; + a piece every fourth K block;
+#   + the realigned copy hoisted out of the unrolled pieces: lab/2026-12-04-session32/run4, run5, run6.)
+#   PART=5: the landed build (full kernel cache): GPU tests of every backend touched, memcheck of the plain-store and
+#           pad ping-pong tests, misaligned once more.
 #   PART=1: repitch_probe (the row copy's bandwidth on the suite's copies, variants, cudaMemcpy); the misaligned suite
 #           forced to the 128x256 and 256x128 pad configs with direct stores and with the TMA store (out copied back).
 set -u
@@ -40,6 +44,11 @@ case "${PART:-1}" in
   gpu_tests "PadTma.*:PersistentTma.TmaStore*" 200
   BENCH_LOG=autotune bench_suites misaligned:220
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:220
+  ;;
+5)
+  gpu_tests "PersistentTma.*:PadTma.*:PingPong.EveryLayoutAndTileCount:StreamK.SplitTilesEveryLayoutAndShape:GroupedMm.*" 240
+  memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddNDirectAndPlainStores:PadTma.BLdNPlusOneOutLdNPlusThree:PadTma.OddMNK:PadTma.OddK" 200
+  BENCH_LOG=autotune bench_suites misaligned:220
   ;;
 esac
 stage done

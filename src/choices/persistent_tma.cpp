@@ -249,6 +249,9 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     // grouped_mm's outputs keep the TMA store.
     if (p.op == Op::grouped_mm && out_plain(p, c))
       return "grouped_mm's TMA-store epilogue needs an output TMA can address (rows and base on 16 bytes)";
+    // (The 128x256 stream-K kernels spill 120-128 bytes of registers with the plain stores' loop.)
+    if (c.stream_k && out_plain(p, c))
+      return "stream-K configs need an output TMA can address (rows and base on 16 bytes)";
   }
   if (p.a.major() == Major::strided) return "a has no unit stride (TMA needs one contiguous dimension)";
   if (p.b.major() == Major::strided) return "b has no unit stride (TMA needs one contiguous dimension)";
@@ -342,11 +345,11 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
       for (const EpilogueSpec& e : epilogue_samples()) specs.push_back(make_spec(c, 0, 0, true, false, 0, e));
       break;
     }
-  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config once (bf16, A row-major, B N-major), f16
-  // and the other layouts on the first.
+  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config but stream-K once (bf16, A row-major, B
+  // N-major), f16 and the other layouts on the first.
   bool first_plain = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2 && c.store_tma) {
+    if (c.in_bytes == 2 && c.store_tma && !c.stream_k) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, false, true));
       if (first_plain)
         for (bool ak : {true, false})

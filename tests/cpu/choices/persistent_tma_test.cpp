@@ -110,12 +110,18 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
     n224 += s.name.find("x224x") != std::string::npos && s.name.find("_grouped") == std::string::npos &&
             s.name.find("_plain") == std::string::npos;
   EXPECT_EQ(n224, 2 * 4 * 2);  // {bf16, f16} x four layouts x {bf16, f16} out
-  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config once, and f16 in the four layouts on the
-  // first.
+  // Outputs TMA cannot address (kOutPlain): every 16-bit TMA-store config but stream-K once, and f16 in the four
+  // layouts on the first; stream-K configs refuse them.
   int plain = 0, tma_store16 = 0;
   for (const auto& s : persistent_tma_all_specs()) plain += s.name.find("_plain") != std::string::npos;
-  for (const auto& c : persistent_tma_configs()) tma_store16 += c.in_bytes == 2 && c.store_tma;
+  for (const auto& c : persistent_tma_configs()) tma_store16 += c.in_bytes == 2 && c.store_tma && !c.stream_k;
   EXPECT_EQ(plain, tma_store16 + 4);
+  GemmProblem odd_ld = problem(4096, 4096, 4096, false);
+  odd_ld.out.row_stride = 4099;
+  for (const auto& c : persistent_tma_configs())
+    if (c.stream_k)
+      EXPECT_EQ(persistent_tma_can_implement(odd_ld, c, hopper()),
+                "stream-K configs need an output TMA can address (rows and base on 16 bytes)");
   // grouped_mm: every 16-bit config but the stream-K ones once (and two more variants on the first direct-store and
   // TMA-store configs).
   int grouped = 0, configs16 = 0;
