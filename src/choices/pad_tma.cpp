@@ -1,4 +1,4 @@
-// pad_tma.cpp — the pad path: persistent TMA for problems whose A, B or out TMA refuses only for alignment (a row
+// pad_tma.cpp — the pad path: persistent TMA for problems whose A or B TMA refuses only for alignment (a row
 // pitch that is not a multiple of 16 bytes — odd K or N, a padded ld —, or a base address off 16 bytes).
 //
 // Each such operand is copied, row by row (kernels/repitch.cuh on the call's stream), into scratch with a 128-byte
@@ -9,8 +9,8 @@
 // (kOutPlain, kernels/window.cuh), so nothing reaches the caller's memory but the GEMM's own stores. The scratch is
 // the choice's workspace (dispatch's per-stream buffer, stream-ordered memory inside a graph capture), so the copies'
 // cost is in the tuner's timing and the choice wins only where it pays.
-// Choices: one per 16-bit persistent-TMA config ("pad_" + its name); the backend's prune keeps the configs the
-// persistent-TMA prescreen would keep on the padded problem.
+// Choices: one per 16-bit persistent-TMA config but stream-K ("pad_" + its name); the backend's prune keeps the
+// configs the persistent-TMA prescreen would keep on the padded problem.
 #include "choices/pad_tma.hpp"
 
 #include <fmt/format.h>
