@@ -13,6 +13,8 @@
 #   + the realigned copy hoisted out of the unrolled pieces: lab/2026-12-04-session32/run4, run5, run6.)
 #   PART=5: the landed build (full kernel cache): GPU tests of every backend touched, memcheck of the plain-store and
 #           pad ping-pong tests, misaligned once more.
+#   PART=6: per-CTA timelines (TMAGEMM_TRACE) of 128x256 and ping-pong 128x128 2x1 on 4096x{14336,14335}x4096 rc
+#           (N odd: out rows off 16 bytes, kOutPlain; B column-major needs no copy), and their forced timings.
 #   PART=1: repitch_probe (the row copy's bandwidth on the suite's copies, variants, cudaMemcpy); the misaligned suite
 #           forced to the 128x256 and 256x128 pad configs with direct stores and with the TMA store (out copied back).
 set -u
@@ -49,6 +51,17 @@ case "${PART:-1}" in
   gpu_tests "PersistentTma.*:PadTma.*:PingPong.EveryLayoutAndTileCount:StreamK.SplitTilesEveryLayoutAndShape:GroupedMm.*" 240
   memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddNDirectAndPlainStores:PadTma.BLdNPlusOneOutLdNPlusThree:PadTma.OddMNK:PadTma.OddK" 200
   BENCH_LOG=autotune bench_suites misaligned:220
+  ;;
+6)
+  stage "forced timings"
+  lab/bench-forced.sh "4096x14336x4096:rc,4096x14335x4096:rc" persistent_tma_128x256x64_s4_c2_g8_tmastore \
+    persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp 2>&1 | tee "$out/forced.txt"
+  stage "traces"
+  OUT=$out/trace bash scripts/trace-run.sh 4096x14336x4096:rc=persistent_tma_128x256x64_s4_c2_g8_tmastore \
+    4096x14335x4096:rc=persistent_tma_128x256x64_s4_c2_g8_tmastore \
+    4096x14336x4096:rc=persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp \
+    4096x14335x4096:rc=persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp
+  python3 lab/persistent-trace.py "$out"/trace/trace-*.csv 2>&1 | tee "$out/trace-summary.txt"
   ;;
 esac
 stage done
