@@ -382,10 +382,10 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
 namespace {
 
 // Loaded kernels by (config, dtype, layouts, output, device, epilogue).
-CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c) {
+CUfunction kernel_for(const GemmProblem& p, const TmaConfig& c, bool plain) {
   static KernelCache<std::tuple<const TmaConfig*, DType, DType, Major, Major, DType, int, int, bool, bool>> loaded;
   return loaded.get({&c, p.a.dtype, p.b.dtype, p.a.major(), p.b.major(), p.out.dtype, p.device, epilogue_spec(p).code(),
-                     p.op == Op::grouped_mm, out_plain(p, c)},
+                     p.op == Op::grouped_mm, plain},
                     p.device, c.smem_bytes(), [&] { return persistent_tma_spec(p, c); });
 }
 
@@ -481,7 +481,8 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
                            void* workspace) {
   const runtime::DeviceInfo& dev = runtime::device_info(p.device);
   const std::size_t smem = c.smem_bytes();
-  CUfunction fn = kernel_for(p, c);
+  const bool plain = out_plain(p, c);  // kOutPlain: the kernel variant, and no tensor map for out
+  CUfunction fn = kernel_for(p, c, plain);
 
   // fp8 elements are loaded as bytes (the wgmma instruction names their type).
   const CUtensorMapDataType type = c.in_bytes == 1          ? CU_TENSOR_MAP_DATA_TYPE_UINT8
@@ -514,7 +515,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 
   CUtensorMap map_out;
   std::memset(&map_out, 0, sizeof(map_out));
-  if (c.store_tma && !out_plain(p, c))  // (kOutPlain stores without a tensor map)
+  if (c.store_tma && !plain)
     map_out = runtime::encode_sw128_3d(p.out.data,
                          p.out.dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                          2, p.n, p.m, p.op == Op::grouped_mm ? 1 : p.batch, p.out.row_stride, p.out.batch_stride, 64, 64,

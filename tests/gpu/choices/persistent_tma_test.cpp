@@ -1,9 +1,9 @@
 // persistent_tma_test.cpp — correctness of mm through the persistent TMA + WGMMA backend on a GPU: every
 // layout, bf16/f16, ragged and large sizes, K tails with block K 64 and 128, strided (padded) operands and
-// outputs, f32/f16 outputs, TMA-store configs on outputs TMA cannot address. Inputs random, outputs poisoned with NaN, padding checked untouched, relative
-// Frobenius error against an fp32-accumulated reference <= 1e-2. These tests exercise the kernel, so they run
-// with the heuristic pick (or a regex naming one config) and only persistent-TMA choices; the tuner's own
-// tests are in tests/gpu/tune.
+// outputs, f32/f16 outputs, TMA-store configs on outputs TMA cannot address. Inputs random, outputs poisoned with
+// NaN, padding checked untouched, relative Frobenius error against an fp32-accumulated reference <= 1e-2. These
+// tests exercise the kernel, so they run with the heuristic pick (or a regex naming one config) and only
+// persistent-TMA choices; the tuner's own tests are in tests/gpu/tune.
 #include <gtest/gtest.h>
 
 #include <random>
