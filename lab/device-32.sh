@@ -15,6 +15,8 @@
 #           pad ping-pong tests, misaligned once more.
 #   PART=6: per-CTA timelines (TMAGEMM_TRACE) of 128x256 and ping-pong 128x128 2x1 on 4096x{14336,14335}x4096 rc
 #           (N odd: out rows off 16 bytes, kOutPlain; B column-major needs no copy), and their forced timings.
+#   PART=7: after the launch's out_plain was computed once (host only): plain-store, pad and stream-K GPU tests,
+#           misaligned once more.
 #   PART=1: repitch_probe (the row copy's bandwidth on the suite's copies, variants, cudaMemcpy); the misaligned suite
 #           forced to the 128x256 and 256x128 pad configs with direct stores and with the TMA store (out copied back).
 set -u
@@ -62,6 +64,10 @@ case "${PART:-1}" in
     4096x14336x4096:rc=persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp \
     4096x14335x4096:rc=persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp
   python3 lab/persistent-trace.py "$out"/trace/trace-*.csv 2>&1 | tee "$out/trace-summary.txt"
+  ;;
+7)
+  gpu_tests "PersistentTma.*:PadTma.*:StreamK.SplitTilesEveryLayoutAndShape" 200
+  BENCH_LOG=autotune bench_suites misaligned:220
   ;;
 esac
 stage done
