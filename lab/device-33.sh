@@ -12,6 +12,10 @@
 #   PART=3: store_block_realigned by row classes (a warp-uniform window, predicated partial stores): plain-store and pad
 #           GPU tests, memcheck, ncu of the plain kernel again, the misaligned suite tuned.
 #   PART=4: the same build: the misaligned suite twice more, each with a fresh tuning database.
+#   PART=5: the same build: the misaligned suite forced to one config at a time, its aligned twin on the same config
+#           (regex "(pad_)?<config>"): ping-pong against deferred plain stores, interleaved pairing.
+#   PART=6: with the deferred TMA-store configs set aside where out's rows are off 16 bytes (host only): the misaligned
+#           suite twice, each with a fresh tuning database (PART=4's commands).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -54,9 +58,15 @@ case "${PART:-1}" in
   grep -E "Duration|Warp Cycles Per Issued|Issue Slots Busy" "$out/plain-details.txt" | head -5
   BENCH_LOG=autotune bench_suites misaligned:260
   ;;
-4)
+4|6)
   BENCH_LOG=autotune bench_suites misaligned:260
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:260
+  ;;
+5)
+  stage "misaligned forced, twin on the same config"
+  lab/bench-forced.sh misaligned "(pad_)?persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp" \
+    "(pad_)?persistent_tma_128x256x64_s4_c2_g8_cm2_cn2_tmastore" "(pad_)?persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore" \
+    "(pad_)?persistent_tma_128x128x64_s6_c2_g8_tmastore_pp" 2>&1 | tee "$out/forced.txt"
   ;;
 esac
 stage done

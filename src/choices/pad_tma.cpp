@@ -211,6 +211,8 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
       }
     }
   }
+  // Out's rows off 16 bytes: the ping-pong configs rather than the deferred TMA-store ones (persistent_tma.hpp).
+  set_aside_deferred_plain(p, out, config_of);
 }
 
 }  // namespace

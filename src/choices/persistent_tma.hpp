@@ -1,5 +1,6 @@
 // persistent_tma.hpp — the persistent TMA + WGMMA backend (device side: kernels/gemm_persistent_tma.cuh).
 #pragma once
+#include <functional>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -96,6 +97,19 @@ inline constexpr double kPrescreenRatio = 0.75;
 class Choice;
 // The config behind a persistent-TMA choice (nullptr for choices of other backends).
 const TmaConfig* persistent_tma_config_of(const Choice& choice);
+
+struct Candidate;
+// Whether out's rows (or its base, or its batches) are off 16 bytes: a TMA-store config then stores every row with
+// plain realigned stores (kOutPlain), not only an odd N's last chunk.
+bool out_rows_off_16_bytes(const GemmProblem& problem);
+// A prune rule shared by persistent TMA and the pad path: on a 16-bit mm, bmm or addmm whose out rows are off 16
+// bytes, where some ping-pong config is still a candidate, the other 16-bit TMA-store configs (their consumers store
+// the realigned chunks between their own K blocks) are set aside with the reason. Measured on the H200 (thirty-third
+// session, docs/perf-notes.md): out ld N + 3, each config against itself aligned, interleaved: ping-pong 0.964-0.976,
+// deferred 0.901-0.903; tuned runs 0.958-1.000 against 0.852-0.887, while the tuner's own timings ranked them within
+// 2 % either way. config_of: the candidate's config (nullptr: not this backend's).
+void set_aside_deferred_plain(const GemmProblem& problem, std::vector<Candidate>& candidates,
+                              const std::function<const TmaConfig*(const Candidate&)>& config_of);
 
 // Every distinct kernel the table can produce (dtype x layouts x output type x config), for compile-check.
 std::vector<jit::KernelSpec> persistent_tma_all_specs();

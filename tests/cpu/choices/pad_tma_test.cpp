@@ -93,8 +93,32 @@ TEST(PadTma, TunerSeesPrescreenedPadChoicesOnlyForMisalignedProblems) {
     }
     tma_store_kept += c.reason.empty();
     EXPECT_TRUE(c.reason.empty() || c.reason.find("set aside") != std::string::npos) << name << ": " << c.reason;
+    // Out's rows off 16 bytes: only ping-pong configs store them (the deferred ones are set aside in words).
+    if (name.find("_pp") == std::string::npos)
+      EXPECT_EQ(c.reason.rfind("set aside: out's rows are off 16 bytes", 0), 0u) << name << ": " << c.reason;
   }
   EXPECT_GE(tma_store_kept, 1);
+  // The same for the pad path's choices on N odd (B copied, out's rows 4095 elements), and not where out's rows are
+  // on 16 bytes (K odd: out ld 14336) or where the regex leaves no ping-pong config.
+  int deferred_aside = 0, pp_kept = 0;
+  for (const auto& c : pad_candidates(fake_mm_problem(4096, 4095, 14336))) {
+    const std::string& name = c.choice->name();
+    if (name.find("_tmastore") == std::string::npos) continue;
+    if (name.find("_pp") != std::string::npos) {
+      pp_kept += c.reason.empty();
+    } else {
+      deferred_aside += c.reason.rfind("set aside: out's rows are off 16 bytes", 0) == 0;
+      EXPECT_FALSE(c.reason.empty()) << name;
+    }
+  }
+  EXPECT_GE(pp_kept, 1);
+  EXPECT_GE(deferred_aside, 1);
+  for (const auto& c : pad_candidates(fake_mm_problem(4096, 14336, 4095)))
+    EXPECT_EQ(c.reason.find("out's rows are off 16 bytes"), std::string::npos) << c.choice->name();
+  Options only = Options::defaults_only();
+  only.choice_regex = "^persistent_tma_128x256x64_s4_c2_g8_tmastore$";
+  for (const auto& c : tune::enumerate(out_only, only, hopper()))
+    if (c.choice->name() == "persistent_tma_128x256x64_s4_c2_g8_tmastore") EXPECT_EQ(c.reason, "") << c.reason;
   // K odd: some pad choices are benchmarked; small tiles are set aside by the prescreen on the padded problem.
   int kept = 0, set_aside = 0;
   for (const auto& c : pad_candidates(fake_mm_problem(4096, 14336, 4095, true))) {
