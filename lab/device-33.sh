@@ -16,6 +16,8 @@
 #           (regex "(pad_)?<config>"): ping-pong against deferred plain stores, interleaved pairing.
 #   PART=6: with the deferred TMA-store configs set aside where out's rows are off 16 bytes (host only): the misaligned
 #           suite twice, each with a fresh tuning database (PART=4's commands).
+#   PART=7: the in-kernel copy of B (pad_bcopy_, kernels/b_copy.cuh): PadTma GPU tests, memcheck of its test, the
+#           misaligned suite forced to in-kernel-copy and copying configs (twin on the same config), then tuned.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -67,6 +69,15 @@ case "${PART:-1}" in
   lab/bench-forced.sh misaligned "(pad_)?persistent_tma_128x128x64_s6_c2_g8_cm2_tmastore_pp" \
     "(pad_)?persistent_tma_128x256x64_s4_c2_g8_cm2_cn2_tmastore" "(pad_)?persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore" \
     "(pad_)?persistent_tma_128x128x64_s6_c2_g8_tmastore_pp" 2>&1 | tee "$out/forced.txt"
+  ;;
+7)
+  gpu_tests "PadTma.*" 420
+  memcheck_tests "PadTma.InKernelCopyOfB" 240
+  stage "misaligned forced"
+  lab/bench-forced.sh misaligned "(pad_bcopy_)?persistent_tma_128x256x64_s4_c2_g8_tmastore" \
+    "(pad_)?persistent_tma_128x256x64_s4_c2_g8_tmastore" "(pad_bcopy_)?persistent_tma_128x128x64_s6_c2_g8_tmastore_pp" \
+    2>&1 | tee "$out/forced.txt"
+  BENCH_LOG=autotune bench_suites misaligned:260
   ;;
 esac
 stage done
