@@ -18,6 +18,8 @@
 #           suite twice, each with a fresh tuning database (PART=4's commands).
 #   PART=7: the in-kernel copy of B (pad_bcopy_, kernels/b_copy.cuh): PadTma GPU tests, memcheck of its test, the
 #           misaligned suite forced to in-kernel-copy and copying configs (twin on the same config), then tuned.
+#   PART=8: the landed build (plain stores by row class, deferred TMA-store configs set aside for rows off 16 bytes;
+#           full kernel cache): GPU tests of the backends it touches, memcheck of the plain-store and pad tests.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -78,6 +80,10 @@ case "${PART:-1}" in
     "(pad_)?persistent_tma_128x256x64_s4_c2_g8_tmastore" "(pad_bcopy_)?persistent_tma_128x128x64_s6_c2_g8_tmastore_pp" \
     2>&1 | tee "$out/forced.txt"
   BENCH_LOG=autotune bench_suites misaligned:260
+  ;;
+8)
+  gpu_tests "PersistentTma.*:PadTma.*:PingPong.*:StreamK.*:GroupedMm.*:Addmm.*" 420
+  memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddMNK:PadTma.OddNDirectAndPlainStores" 200
   ;;
 esac
 stage done
