@@ -19,7 +19,8 @@
 #   PART=7: the in-kernel copy of B (pad_bcopy_, kernels/b_copy.cuh): PadTma GPU tests, memcheck of its test, the
 #           misaligned suite forced to in-kernel-copy and copying configs (twin on the same config), then tuned.
 #   PART=8: the landed build (plain stores by row class, deferred TMA-store configs set aside for rows off 16 bytes;
-#           full kernel cache): GPU tests of the backends it touches, memcheck of the plain-store and pad tests.
+#           full kernel cache): GPU tests of the backends it touches, memcheck of the plain-store and pad tests; torch
+#           (torch.mm, and torch.compile max-autotune within 200 s) on the misaligned suite's views.
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -84,6 +85,10 @@ case "${PART:-1}" in
 8)
   gpu_tests "PersistentTma.*:PadTma.*:PingPong.*:StreamK.*:GroupedMm.*:Addmm.*" 420
   memcheck_tests "PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress:PadTma.OddMNK:PadTma.OddNDirectAndPlainStores" 200
+  stage "torch on the misaligned views"
+  timeout 60 python3 lab/2026-12-04-session33/torch_misaligned.py 2>&1 | tee "$out/torch-mm.txt"
+  timeout 200 python3 lab/2026-12-04-session33/torch_misaligned.py --compile 2>&1 | grep -v Warning | tail -8 \
+    | tee "$out/torch-compile.txt"
   ;;
 esac
 stage done
