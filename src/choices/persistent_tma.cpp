@@ -181,16 +181,11 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
   return table;
 }
 
-bool out_rows_off_16_bytes(const GemmProblem& p) {
-  const auto es = static_cast<int64_t>(itemsize(p.out.dtype));
-  return (p.out.row_stride * es) % 16 != 0 || reinterpret_cast<std::uintptr_t>(p.out.data) % 16 != 0 ||
-         (p.batch > 1 && (p.out.batch_stride * es) % 16 != 0);
-}
-
 void set_aside_deferred_plain(const GemmProblem& p, std::vector<Candidate>& out,
                               const std::function<const TmaConfig*(const Candidate&)>& config_of) {
   if (p.op != Op::mm && p.op != Op::bmm && p.op != Op::addmm) return;
-  if (p.out.major() != Major::row || !out_rows_off_16_bytes(p)) return;
+  // Out's rows (base, row pitch, batch pitch) off 16 bytes: every row stored plain, not only an odd N's last chunk.
+  if (p.out.major() != Major::row || row_alignment_bytes(p.out) >= 16) return;
   bool ping_pong = false;
   for (const auto& c : out)
     if (const TmaConfig* cfg = config_of(c); cfg && cfg->ping_pong && c.reason.empty()) ping_pong = true;

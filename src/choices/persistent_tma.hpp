@@ -99,9 +99,6 @@ class Choice;
 const TmaConfig* persistent_tma_config_of(const Choice& choice);
 
 struct Candidate;
-// Whether out's rows (or its base, or its batches) are off 16 bytes: a TMA-store config then stores every row with
-// plain realigned stores (kOutPlain), not only an odd N's last chunk.
-bool out_rows_off_16_bytes(const GemmProblem& problem);
 // A prune rule shared by persistent TMA and the pad path: on a 16-bit mm, bmm or addmm whose out rows are off 16
 // bytes, where some ping-pong config is still a candidate, the other 16-bit TMA-store configs (their consumers store
 // the realigned chunks between their own K blocks) are set aside with the reason. Measured on the H200 (thirty-third
