@@ -8,6 +8,12 @@
 #   PART=3: which costs the in-kernel copy (pad_bcopy_ 128x256 2x1, 16-row parts): forced on the misaligned suite with
 #           the copy kernel and the in-kernel copy, each with the raster's groups of 8 and with whole columns of M
 #           (TMAGEMM_LAB_GROUP_M / TMAGEMM_LAB_BCOPY_GROUP_M, lab-only knobs); a kernel cache of those kernels only.
+#   PART=4: main as it stands (no kernel change this session), fresh tuning: grouped, bmm, decode under the read and the
+#           write flush, square, waves (the suites of issues 20 and 21 not re-run since the thirtieth/thirty-first
+#           sessions).
+#   PART=5: PART=4's grouped, decode (write flush), square and waves again, their JSON in one tar.
+#   PART=6: library_rank_at_m times a bucket winner of ours against cuBLASLt's ranks at each other M (host only):
+#           GPU tests TuneBuckets.* and Tuner.*, the waves suite twice and llm once, each with a fresh tuning database.
 #   PART=2: the misaligned suite tuned twice, each with a fresh tuning database; GPU tests of the backends it touches.
 set -u
 out=$OUT
@@ -31,6 +37,26 @@ case "${PART:-1}" in
   TMAGEMM_LAB_BCOPY_GROUP_M=8192 lab/bench-forced.sh misaligned "(pad_bcopy_)?$c" 2>&1 | tee "$out/forced-bcopy-wm.txt"
   stage "forced: copy kernel, whole M (twin too)"
   TMAGEMM_LAB_GROUP_M=8192 lab/bench-forced.sh misaligned "(pad_)?$c" 2>&1 | tee "$out/forced-pad-wm.txt"
+  ;;
+4)
+  BENCH_LOG=autotune bench_suites grouped:200 bmm:120
+  stage "bench decode --flush read"
+  timeout 120 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
+  echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+  bench_suites decode:100 square:90 waves:100
+  ;;
+5)
+  # PART=4's suites whose JSON did not come back (the results folder returns a limited number of files): again, the
+  # JSON tarred.
+  BENCH_LOG=autotune bench_suites grouped:200 decode:100 square:90 waves:100
+  (cd "$out" && tar czf results.tgz ./*.json && rm -f ./*.json)
+  ;;
+6)
+  gpu_tests "TuneBuckets.*:Tuner.*:Faults.*" 300
+  BENCH_LOG=autotune bench_suites waves:150
+  fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites waves:150
+  fresh_db /tmp/kc/kernels; mkdir -p "$out/run3" && out=$out/run3 BENCH_LOG=autotune bench_suites llm:260
+  (cd "$out" && tar czf results.tgz ./*.json ./run2/*.json ./run3/*.json && rm -f ./*.json ./run2/*.json ./run3/*.json)
   ;;
 2)
   BENCH_LOG=autotune bench_suites misaligned:260

@@ -30,8 +30,9 @@ struct Options {
   bool m_buckets = true;                   // TMAGEMM_M_BUCKETS=0|1: the tuning key holds M by bucket (README "Shape
                                            // buckets"; one tuning serves every M of a bucket); 0: M exact
   bool library_ranks_per_m = true;         // TMAGEMM_LIBRARY_RANKS_PER_M=0|1: at an M of a bucket other than its
-                                           // largest, where the bucket's winner is cuBLASLt's first pick, its ranks
-                                           // are timed at that M once (stored); 0: the bucket's winner runs as is
+                                           // largest, cuBLASLt's ranks are timed at that M once (stored), against the
+                                           // bucket's winner where that is not cuBLASLt's first pick; 0: the
+                                           // bucket's winner runs as is
   bool sustained_tuning = true;            // TMAGEMM_SUSTAINED_TUNING=0|1: benchmark tuning of a compute-bound
                                            // problem larger than L2 times its near-tied finalists alone back to back
                                            // (the power-capped state of a loop; src/tune/benchmark.hpp); 0: not

@@ -626,40 +626,54 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 
 }  // namespace
 
-// A bucket's M other than its largest, where the bucket's winner is a library choice named by its rank
-// (cublaslt_algo0: "the library's first pick at each M"): the library's ranks are timed at this exact M once and the
-// fastest runs it (pick_winner's rules: near-ties go to the lower rank), kept in its own record (the exact M's key +
-// "|ranks"), so that a later process reads it. The bucket's record and winner stay as they are. A library adapts its
-// pick to M but its first pick is not always its best: on the H200 cuBLASLt's rank 0 read 0.928 and 0.946 of its best
-// of four at M = 1000 (bucket 897..1024) and 4224 (4097..5120) in the waves suite (docs/perf-notes.md, twenty-eighth
-// session). Timing four library algorithms is a small part of a tuning; Options::library_ranks_per_m (TMAGEMM_
-// LIBRARY_RANKS_PER_M=0) turns it off for a process that must not time anything past a bucket's first call. Only in
-// Tuning::benchmark: a cached_only process runs the bucket's winner at every M (a new M of a preloaded bucket reads
-// nothing, README "Shape buckets"); inside a capture, or while a tuning that ran out of memory waits, the stored rank
-// or else the bucket's winner runs. `enumerated`: the call's own enumeration of p where it has one (the choice
-// returned is then one of its entries); else p is enumerated here. `may_time` false: the stored rank or the winner.
-// `settled` (where given) is set false when the ranks were due but could not be timed now (a capture, an
-// out-of-memory backoff, a timing that ran out of memory): the call then runs the bucket's winner without remembering
-// it, so that a later call times them.
+// A bucket's M other than its largest: the library's ranks are timed at this exact M once and the fastest runs it
+// (pick_winner's rules: near-ties go to the lower rank), kept in its own record (the exact M's key + "|ranks"), so that
+// a later process reads it. Where the bucket's winner is a library choice named by its rank (cublaslt_algo0: "the
+// library's first pick at each M"), its library's ranks; where it is one of ours (a tile, a skinny grid), that choice
+// against every library's ranks, so that an M whose waves the bucket's winner fills worse than the bucket's sampled Ms
+// runs the library where the library is faster there. The bucket's record and winner stay as they are. A library
+// adapts its pick to M but its first pick is not always its best: on the H200 cuBLASLt's rank 0 read 0.928 and 0.946
+// of its best of four at M = 1000 (bucket 897..1024) and 4224 (4097..5120) in the waves suite (docs/perf-notes.md,
+// twenty-eighth session); and a bucket won by a tile loses where M changes its waves: 4224^3 ran 128x192 (the winner
+// of 4097..5120, timed at M = 5120, 4097 and 4608) at 0.953 of cuBLASLt (thirty-fourth session). Timing a few
+// choices at an M is a small part of a tuning; Options::library_ranks_per_m (TMAGEMM_LIBRARY_RANKS_PER_M=0) turns it
+// off for a process that must not time anything past a bucket's first call. Only in Tuning::benchmark: a cached_only
+// process runs the bucket's winner at every M (a new M of a preloaded bucket reads nothing, README "Shape buckets");
+// inside a capture, or while a tuning that ran out of memory waits, the stored choice or else the bucket's winner
+// runs. `enumerated`: the call's own enumeration of p where it has one (the choice returned is then one of its
+// entries); else p is enumerated here. `may_time` false: the stored choice or the winner. `settled` (where given) is
+// set false when the ranks were due but could not be timed now (a capture, an out-of-memory backoff, a timing that
+// ran out of memory): the call then runs the bucket's winner without remembering it, so that a later call times them.
 choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev,
                                      choices::ChoicePtr bucket_choice, const std::vector<Candidate>* enumerated,
                                      bool may_time = true, bool* settled = nullptr) {
+  // (A library rank above 0 never wins a bucket: such ranks are timed at the largest M only, bucket_tuning.)
   if (!o.library_ranks_per_m || o.tuning != Tuning::benchmark || !bucket_choice ||
-      bucket_choice->library_rank() != 0 || p.op == Op::grouped_mm)
+      bucket_choice->library_rank() > 0 || p.op == Op::grouped_mm)
     return bucket_choice;
+  const bool library_won = bucket_choice->library_rank() == 0;
   Options exact = o;
   exact.m_buckets = false;
   const std::string key = database_key(p, exact, dev) + "|ranks";
   const std::vector<Candidate> own = enumerated ? std::vector<Candidate>() : enumerate(p, o, dev);
   const std::vector<Candidate>& cands = enumerated ? *enumerated : own;
   const std::string library = bucket_choice->backend();
-  std::vector<choices::ChoicePtr> ranks;
+  std::vector<choices::ChoicePtr> ranks;  // the choices timed: the bucket's winner where it is ours, the ranks
+  if (!library_won) {
+    if (!runnable(cands, bucket_choice->name())) return bucket_choice;
+    ranks.push_back(bucket_choice);
+  }
   for (const auto& c : cands)
-    if (c.reason.empty() && c.choice->library_rank() >= 0 && c.choice->backend() == library) ranks.push_back(c.choice);
+    if (c.reason.empty() && c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library))
+      ranks.push_back(c.choice);
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
   if (rec) {
-    if (choices::ChoicePtr c = runnable(cands, rec->winner); c && c->library_rank() >= 0) return c;
+    // A library rank, or the bucket's winner itself (a record of another winner of ours is stale: the bucket was
+    // tuned again since; the bucket's winner runs).
+    if (choices::ChoicePtr c = runnable(cands, rec->winner);
+        c && (c->library_rank() >= 0 || c->name() == bucket_choice->name()))
+      return c;
     return bucket_choice;
   }
   if (!may_time) return bucket_choice;
@@ -680,8 +694,9 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   }
   count(g_counters.rank_tunings);
   if (runtime::log_enabled("autotune")) {
-    fmt::print(stderr, "AUTOTUNE bucket M {}: the library's ranks timed at M = {} (the bucket's winner {}):\n",
-               m_key(bucket_of(p, o.m_buckets)), p.m, bucket_choice->name());
+    fmt::print(stderr, "AUTOTUNE bucket M {}: the library's ranks{} timed at M = {} (the bucket's winner {}):\n",
+               m_key(bucket_of(p, o.m_buckets)), library_won ? "" : " and the bucket's winner", p.m,
+               bucket_choice->name());
     print_autotune(p, t, ranks.size());
   }
   if (t.out_of_memory.empty()) {

@@ -84,8 +84,8 @@ struct Known {
 Known known(const GemmProblem& problem, const Options& options);
 // The choice among `candidates` (problem's enumeration) that a call runs from the tuning database without tuning, as
 // choose() takes it: the stored winner, or at a shape bucket's largest M that M's own (top_m_choice), or at another M
-// where the winner is the library's first pick the rank stored for that M (library_ranks_per_m); null where nothing
-// is stored or the choice cannot run the problem.
+// the choice stored for that M from the library's ranks (and the bucket's winner where it is not the library's first
+// pick) timed there (library_ranks_per_m); null where nothing is stored or the choice cannot run the problem.
 choices::ChoicePtr stored_choice(const GemmProblem& problem, const Options& options,
                                  const std::vector<Candidate>& candidates);
 choices::ChoicePtr heuristic_choice(const GemmProblem& problem, const std::vector<Candidate>& candidates,

@@ -2,9 +2,10 @@
 // other M of the bucket runs the stored winner without tuning and computes the right result (persistent-TMA rows and
 // skinny rows), the next bucket tunes again, exact keys (Options::m_buckets = false) tune each M, and a cached_only
 // process never tunes: a missing bucket runs the heuristic choice, counted as a miss. In a bucket cuBLASLt is timed as
-// its heuristic's first pick only, and preload_model readies a model's buckets so that a new M of one takes no
-// enumeration, database read or module load. The bucket's largest M runs the choice an exact tuning would pick there,
-// its own timings' winner (tune::top_m_choice).
+// its heuristic's first pick only (its ranks at each other M, with the bucket's winner where that is ours), and
+// preload_model readies a model's buckets so that a new M of one takes no enumeration, database read or module load.
+// The bucket's largest M runs the choice an exact tuning would pick there, its own timings' winner
+// (tune::top_m_choice).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -249,6 +250,67 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
   Options cached = o;
   cached.tuning = Tuning::cached_only;
   EXPECT_EQ(call(2700, cached), "cublaslt_algo0");
+  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
+  EXPECT_EQ(tuning_stats().tuned, s2.tuned);
+}
+
+TEST_F(TuneBuckets, LibraryRanksAreTimedAgainstABucketWinnerOfOurs) {
+  // A bucket won by one of our choices (cuBLASLt's first pick kept out by the regex; its other ranks take part at the
+  // largest M only): another M of it times that winner and cuBLASLt's ranks at that M once (the exact M's key +
+  // "|ranks") and runs the fastest; the bucket's record is untouched; a new process and explain (stored_choice) take
+  // the stored choice; switched off, or cached_only, the bucket's winner runs without timing.
+  shape(3100, 2048, 1024);
+  const std::string ours = "persistent_tma_128x256x64_s4_c2_g8_tmastore";
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^" + ours + "$|^cublaslt_algo[1-3]$";
+  const TuningStats s0 = tuning_stats();
+  call(3072, o);  // the bucket 2561..3072, tuned on its largest M
+  const TuningStats s1 = tuning_stats();
+  EXPECT_EQ(s1.tuned - s0.tuned, 1u);
+  EXPECT_EQ(s1.rank_tunings, s0.rank_tunings);
+  const std::string ran = call(2800, o);
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(s2.rank_tunings - s1.rank_tunings, 1u);
+  EXPECT_EQ(s2.tuned, s1.tuned);
+  EXPECT_TRUE(ran == ours || ran.rfind("cublaslt_algo", 0) == 0) << ran;
+  std::size_t bucket_records = 0, rank_records = 0;
+  for (const auto& [key, record] : tune::TuningDb(tune::TuningDb::default_path()).list()) {
+    if (key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0) {
+      ++rank_records;
+      EXPECT_NE(key.find("|2800x2048x1024x1|"), std::string::npos) << key;
+      EXPECT_EQ(record.winner, ran);
+      bool timed_ours = false, timed_library = false;
+      for (const tune::Timing& t : record.timings) {
+        timed_ours |= t.choice == ours;
+        timed_library |= t.choice.rfind("cublaslt_algo", 0) == 0;
+      }
+      EXPECT_TRUE(timed_ours && timed_library) << "the bucket's winner and cuBLASLt's ranks timed at M = 2800";
+    } else {
+      ++bucket_records;
+      EXPECT_EQ(record.winner, ours) << key;
+    }
+  }
+  EXPECT_EQ(rank_records, 1u);
+  EXPECT_EQ(bucket_records, 1u);
+  EXPECT_EQ(call(2800, o), ran);  // the in-memory map
+  tune::forget_in_memory();       // a new process: the stored choice
+  EXPECT_EQ(call(2800, o), ran);
+  {
+    Matrix out = make_matrix(DType::bf16, 2800, n_, false, 8, rng_, false);
+    TensorView va = a_->view();
+    va.sizes[0] = 2800;
+    const GemmProblem p = make_mm_problem(va, b_->view(), out.view());
+    const choices::ChoicePtr stored = tune::stored_choice(p, o, tune::enumerate(p, o));
+    ASSERT_TRUE(stored);
+    EXPECT_EQ(stored->name(), ran);
+  }
+  Options off = o;
+  off.library_ranks_per_m = false;
+  EXPECT_EQ(call(2800, off), ours);
+  Options cached = o;
+  cached.tuning = Tuning::cached_only;
+  EXPECT_EQ(call(2700, cached), ours);
   EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
   EXPECT_EQ(tuning_stats().tuned, s2.tuned);
 }
