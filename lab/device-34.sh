@@ -14,6 +14,8 @@
 #   PART=5: PART=4's grouped, decode (write flush), square and waves again, their JSON in one tar.
 #   PART=6: library_rank_at_m times a bucket winner of ours against cuBLASLt's ranks at each other M (host only):
 #           GPU tests TuneBuckets.* and Tuner.*, the waves suite twice and llm once, each with a fresh tuning database.
+#   PART=7: pick_winner judges cuBLASLt's near-ties against the fastest choice (host only): GPU tests of the tuner,
+#           bmm, decode under both flushes, grouped, each with a fresh tuning database.
 #   PART=2: the misaligned suite tuned twice, each with a fresh tuning database; GPU tests of the backends it touches.
 set -u
 out=$OUT
@@ -57,6 +59,16 @@ case "${PART:-1}" in
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites waves:150
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run3" && out=$out/run3 BENCH_LOG=autotune bench_suites llm:260
   (cd "$out" && tar czf results.tgz ./*.json ./run2/*.json ./run3/*.json && rm -f ./*.json ./run2/*.json ./run3/*.json)
+  ;;
+7)
+  gpu_tests "TuneBuckets.*:Tuner.*:Faults.*" 300
+  BENCH_LOG=autotune bench_suites bmm:120
+  fresh_db /tmp/kc/kernels; stage "bench decode --flush read"
+  timeout 120 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
+  echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+  fresh_db /tmp/kc/kernels; bench_suites decode:100
+  fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites grouped:200
+  (cd "$out" && tar czf results.tgz ./*.json && rm -f ./*.json)
   ;;
 2)
   BENCH_LOG=autotune bench_suites misaligned:260

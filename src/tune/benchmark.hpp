@@ -66,8 +66,8 @@ double accuracy_bound(const GemmProblem& problem, double floor_error, bool allow
 // (docs/perf-notes.md), the same choice's median moved by up to ~0.5 % between tunings of a compute-bound problem
 // and by up to ~3 % on a memory-bound one (decode shapes), more than the gaps between cuBLASLt's algorithms there.
 // So a choice of another backend wins only when it is more than the margin faster than the fastest cuBLASLt choice;
-// otherwise, of the cuBLASLt choices within the margin of the fastest of them, the one its heuristic ranks first
-// wins.
+// otherwise, of the cuBLASLt choices within the margin of the fastest choice, the one its heuristic ranks first wins
+// (the pick is never more than the margin slower than the fastest).
 inline constexpr double kTieMarginComputeBound = 0.005;
 inline constexpr double kTieMarginMemoryBound = 0.03;
 // FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM

@@ -1,6 +1,6 @@
 // benchmark_test.cpp — the tuner's winner rule (pick_winner, tie_margin in src/tune/benchmark.cpp): the fastest
 // choice wins unless a cuBLASLt choice is within the margin of it; among cuBLASLt choices within the margin of the
-// fastest of them, cuBLASLt's own first pick wins; memory-bound problems get the wider margin; the AUTOTUNE table says
+// fastest choice, cuBLASLt's own first pick wins (never more than the margin behind the fastest); memory-bound problems get the wider margin; the AUTOTUNE table says
 // why a pick that is not the fastest row won.
 #include <gtest/gtest.h>
 
@@ -38,6 +38,15 @@ TEST(PickWinner, AmongCublasLtNearTiesItsOwnFirstPickWins) {
   EXPECT_EQ(pick_winner({lt(1.0, 3), lt(1.002, 1), lt(1.0 * (1 + m) * 1.01, 0)}, m), 1u);
   // The near-tie is judged against the fastest cuBLASLt choice, not chained along the list.
   EXPECT_EQ(pick_winner({lt(1.0, 2), lt(1.0 + 0.9 * m, 1), lt(1.0 + 1.8 * m, 0)}, m), 1u);
+}
+
+TEST(PickWinner, NeverMoreThanTheMarginBehindTheFastest) {
+  // Ours fastest, cuBLASLt's rank 3 within the margin of it, its rank 0 within the margin of rank 3 but not of ours:
+  // rank 3 (rank 0 would be two margins behind the fastest).
+  EXPECT_EQ(pick_winner({ours(1.0), lt(1.0 + 0.5 * m, 3), lt(1.0 + 0.8 * m, 2), lt(1.0 + 1.2 * m, 0)}, m), 2u);
+  EXPECT_EQ(pick_winner({ours(1.0), lt(1.0 + 0.5 * m, 3), lt(1.0 + 1.2 * m, 0)}, m), 1u);
+  // Every rank within the margin of ours: the first pick.
+  EXPECT_EQ(pick_winner({ours(1.0), lt(1.0 + 0.5 * m, 3), lt(1.0 + 0.9 * m, 0)}, m), 2u);
 }
 
 TEST(PickWinner, WithoutCublasLtTheFastestWins) {
