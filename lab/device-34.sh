@@ -16,6 +16,7 @@
 #           GPU tests TuneBuckets.* and Tuner.*, the waves suite twice and llm once, each with a fresh tuning database.
 #   PART=7: pick_winner judges cuBLASLt's near-ties against the fastest choice (host only): GPU tests of the tuner,
 #           bmm, decode under both flushes, grouped, each with a fresh tuning database.
+#   PART=8: the landed build (both tuner changes): misaligned, waves, square, each with a fresh tuning database.
 #   PART=2: the misaligned suite tuned twice, each with a fresh tuning database; GPU tests of the backends it touches.
 set -u
 out=$OUT
@@ -68,6 +69,12 @@ case "${PART:-1}" in
   echo "rc=$?"; rows < "$out/bench-decode-read.txt"
   fresh_db /tmp/kc/kernels; bench_suites decode:100
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites grouped:200
+  (cd "$out" && tar czf results.tgz ./*.json && rm -f ./*.json)
+  ;;
+8)
+  BENCH_LOG=autotune bench_suites misaligned:200
+  fresh_db /tmp/kc/kernels; bench_suites waves:120
+  fresh_db /tmp/kc/kernels; bench_suites square:90
   (cd "$out" && tar czf results.tgz ./*.json && rm -f ./*.json)
   ;;
 2)
