@@ -17,6 +17,8 @@
 #   PART=7: pick_winner judges cuBLASLt's near-ties against the fastest choice (host only): GPU tests of the tuner,
 #           bmm, decode under both flushes, grouped, each with a fresh tuning database.
 #   PART=8: the landed build (both tuner changes): misaligned, waves, square, each with a fresh tuning database.
+#   (After PART=8, the buckets test's stored-choice block factored into a helper: TuneBuckets.* 9/9, one command:
+#   `gpu_tests "TuneBuckets.*:PickWinner*" 200`, run8/gpu-tests-tunebuckets.txt.)
 #   PART=2: the misaligned suite tuned twice, each with a fresh tuning database; GPU tests of the backends it touches.
 set -u
 out=$OUT

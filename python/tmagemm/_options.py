@@ -18,9 +18,9 @@ class Options:
     sm_carveout: leave that many SMs free. m_buckets: the tuning key holds M by shape bucket (one tuning serves every
     M of a bucket; README "Shape buckets"); False keeps M exact. library_ranks_per_m: at an M of a bucket other than
     its largest, cuBLASLt's ranks are timed at that M once, against the bucket's winner where that is not cuBLASLt's
-    first pick (benchmark tuning only); False runs the bucket's winner as is. sustained_tuning: a compute-bound problem larger than L2 has
-    its near-tied finalists timed alone back to back too, at the card's power cap as a loop runs them (benchmark
-    tuning only; about 2 s more a tuning); False leaves that out."""
+    first pick (benchmark tuning only); False runs the bucket's winner as is. sustained_tuning: a compute-bound
+    problem larger than L2 has its near-tied finalists timed alone back to back too, at the card's power cap as a
+    loop runs them (benchmark tuning only; about 2 s more a tuning); False leaves that out."""
 
     tuning: str | None = None
     persistent_tma: bool | None = None
