@@ -82,6 +82,24 @@ class TuneBuckets : public ::testing::Test {
     const choices::ChoicePtr stored = tune::stored_choice(p, o, tune::enumerate(p, o));
     return stored ? stored->name() : std::string();
   }
+  // After M = 2800 of the bucket 2561..3072 ran `ran` from its per-M timing (library_ranks_per_m): the in-memory map, a
+  // new process and explain take it again; switched off, or cached_only (M = 2700), the bucket's winner runs; nothing
+  // more is timed or tuned since `since`.
+  void expect_per_m_choice_kept(const Options& o, const std::string& ran, const std::string& bucket_winner,
+                                const TuningStats& since) {
+    EXPECT_EQ(call(2800, o), ran);  // the in-memory map
+    tune::forget_in_memory();       // a new process: the stored choice
+    EXPECT_EQ(call(2800, o), ran);
+    EXPECT_EQ(stored_at(2800, o), ran);  // explain (stored_choice)
+    Options off = o;
+    off.library_ranks_per_m = false;
+    EXPECT_EQ(call(2800, off), bucket_winner);
+    Options cached = o;
+    cached.tuning = Tuning::cached_only;
+    EXPECT_EQ(call(2700, cached), bucket_winner);
+    EXPECT_EQ(tuning_stats().rank_tunings, since.rank_tunings);
+    EXPECT_EQ(tuning_stats().tuned, since.tuned);
+  }
   // The first m rows of a as a matrix of its own (for the reference).
   Matrix rows(int64_t m) {
     Matrix r = make_matrix(DType::bf16, m, k_, false, 8, rng_, false);
@@ -241,18 +259,7 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
   }
   EXPECT_EQ(rank_records, 1u);
   EXPECT_EQ(bucket_records, 1u);
-  EXPECT_EQ(call(2800, o), ran);  // the in-memory map
-  tune::forget_in_memory();       // a new process: the stored rank
-  EXPECT_EQ(call(2800, o), ran);
-  EXPECT_EQ(stored_at(2800, o), ran);  // explain (stored_choice)
-  Options off = o;
-  off.library_ranks_per_m = false;
-  EXPECT_EQ(call(2800, off), "cublaslt_algo0");
-  Options cached = o;
-  cached.tuning = Tuning::cached_only;
-  EXPECT_EQ(call(2700, cached), "cublaslt_algo0");
-  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
-  EXPECT_EQ(tuning_stats().tuned, s2.tuned);
+  expect_per_m_choice_kept(o, ran, "cublaslt_algo0", s2);
 }
 
 TEST_F(TuneBuckets, LibraryRanksAreTimedAgainstABucketWinnerOfOurs) {
@@ -294,18 +301,7 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedAgainstABucketWinnerOfOurs) {
   }
   EXPECT_EQ(rank_records, 1u);
   EXPECT_EQ(bucket_records, 1u);
-  EXPECT_EQ(call(2800, o), ran);  // the in-memory map
-  tune::forget_in_memory();       // a new process: the stored choice
-  EXPECT_EQ(call(2800, o), ran);
-  EXPECT_EQ(stored_at(2800, o), ran);  // explain (stored_choice)
-  Options off = o;
-  off.library_ranks_per_m = false;
-  EXPECT_EQ(call(2800, off), ours);
-  Options cached = o;
-  cached.tuning = Tuning::cached_only;
-  EXPECT_EQ(call(2700, cached), ours);
-  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
-  EXPECT_EQ(tuning_stats().tuned, s2.tuned);
+  expect_per_m_choice_kept(o, ran, ours, s2);
 }
 
 TEST_F(TuneBuckets, LibraryRanksWaitForACallOutsideACapture) {
