@@ -10,7 +10,10 @@
 // the choice's workspace (dispatch's per-stream buffer, stream-ordered memory inside a graph capture), so the copies'
 // cost is in the tuner's timing and the choice wins only where it pays.
 // Choices: one per 16-bit persistent-TMA config but stream-K ("pad_" + its name); the backend's prune keeps the
-// configs the persistent-TMA prescreen would keep on the padded problem.
+// configs the persistent-TMA prescreen would keep on the padded problem. With cuBLASLt enabled too, cuBLASLt's
+// algorithms for the padded problem ("pad_cublaslt_algo<rank>", its heuristic asked again for each problem, like
+// cuBLASLt's own choices): on shapes where cuBLASLt leads tmagemm's kernels when aligned, the copies then run before
+// cuBLASLt's kernel instead.
 #include "choices/pad_tma.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +22,7 @@
 #include <cstdint>
 
 #include "choices/choice.hpp"
+#include "choices/cublaslt.hpp"
 #include "choices/persistent_tma.hpp"
 #include "choices/kernel_spec.hpp"
 #include "jit/support_kernels.hpp"
@@ -114,6 +118,38 @@ GemmProblem padded(const GemmProblem& p, const PadPlan& plan, const void* worksp
 
 const void* placeholder() { return reinterpret_cast<const void*>(std::uintptr_t{1} << 20); }
 
+// Enqueues the plan's copies into the workspace `ws` on `stream` (kernel nodes inside a graph capture; no host
+// synchronisation): 16-bit rows through kernels/repitch.cuh (aligned 16-byte stores, realigned 16-byte loads;
+// cudaMemcpy2DAsync moved these rows at ~2-2.8 TB/s, docs/perf-notes.md), anything else through cudaMemcpy2DAsync.
+void copy_operands(const GemmProblem& p, const PadPlan& plan, char* ws, cudaStream_t stream) {
+  auto copy = [&](void* dst, int64_t dst_ld, const void* src, int64_t src_ld, const Repitch& r, DType t,
+                  const char* what) {
+    const std::size_t es = static_cast<std::size_t>(itemsize(t));
+    if (es != 2) {
+      runtime::check_cuda(cudaMemcpy2DAsync(dst, dst_ld * es, src, src_ld * es, r.inner * es, r.outer,
+                                            cudaMemcpyDeviceToDevice, stream),
+                          what);
+      return;
+    }
+    static jit::LoadedKernels<int> kernels;
+    CUfunction fn = kernels.get(p.device, p.device, 0, [] { return jit::repitch16_spec(); });
+    void* d = dst;
+    const void* sp = src;
+    long long dld = dst_ld, sld = src_ld, rows = r.outer, cols = r.inner;
+    void* params[] = {&d, &dld, &sp, &sld, &rows, &cols};
+    CUlaunchConfig cfg{};
+    const int sms = runtime::device_info(p.device).sm_count;
+    cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t{8} * std::max(sms, 1)));
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 256;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = reinterpret_cast<CUstream>(stream);
+    runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), what);
+  };
+  if (plan.a.needed) copy(ws + plan.a.offset, plan.a.dst_ld, p.a.data, plan.a.src_ld, plan.a, p.a.dtype, "copy (pad a)");
+  if (plan.b.needed) copy(ws + plan.b.offset, plan.b.dst_ld, p.b.data, plan.b.src_ld, plan.b, p.b.dtype, "copy (pad b)");
+}
+
 class PadChoice final : public Choice {
  public:
   explicit PadChoice(const TmaConfig& config) : config_(config), name_("pad_" + config.name()) {}
@@ -135,38 +171,7 @@ class PadChoice final : public Choice {
   }
   void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
     const PadPlan plan = plan_of(p);
-    auto* ws = static_cast<char*>(workspace);
-    // The copies run on the call's stream (kernel nodes inside a graph capture; no host synchronisation): 16-bit
-    // rows through kernels/repitch.cuh (aligned 16-byte stores, realigned 16-byte loads; cudaMemcpy2DAsync moved these
-    // rows at ~2-2.8 TB/s, docs/perf-notes.md), anything else through cudaMemcpy2DAsync.
-    auto copy = [&](void* dst, int64_t dst_ld, const void* src, int64_t src_ld, const Repitch& r, DType t,
-                    const char* what) {
-      const std::size_t es = static_cast<std::size_t>(itemsize(t));
-      if (es != 2) {
-        runtime::check_cuda(cudaMemcpy2DAsync(dst, dst_ld * es, src, src_ld * es, r.inner * es, r.outer,
-                                              cudaMemcpyDeviceToDevice, stream),
-                            what);
-        return;
-      }
-      static jit::LoadedKernels<int> kernels;
-      CUfunction fn = kernels.get(p.device, p.device, 0, [] { return jit::repitch16_spec(); });
-      void* d = dst;
-      const void* sp = src;
-      long long dld = dst_ld, sld = src_ld, rows = r.outer, cols = r.inner;
-      void* params[] = {&d, &dld, &sp, &sld, &rows, &cols};
-      CUlaunchConfig cfg{};
-      const int sms = runtime::device_info(p.device).sm_count;
-      cfg.gridDimX = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t{8} * std::max(sms, 1)));
-      cfg.gridDimY = cfg.gridDimZ = 1;
-      cfg.blockDimX = 256;
-      cfg.blockDimY = cfg.blockDimZ = 1;
-      cfg.hStream = reinterpret_cast<CUstream>(stream);
-      runtime::check_cu(runtime::driver().launch_kernel_ex(&cfg, fn, params, nullptr), what);
-    };
-    if (plan.a.needed)
-      copy(ws + plan.a.offset, plan.a.dst_ld, p.a.data, plan.a.src_ld, plan.a, p.a.dtype, "copy (pad a)");
-    if (plan.b.needed)
-      copy(ws + plan.b.offset, plan.b.dst_ld, p.b.data, plan.b.src_ld, plan.b, p.b.dtype, "copy (pad b)");
+    copy_operands(p, plan, static_cast<char*>(workspace), stream);
     persistent_tma_launch(padded(p, plan, workspace), config_, stream, o.sm_carveout);
   }
   std::size_t workspace_bytes(const GemmProblem& p) const override { return plan_of(p).bytes; }
@@ -174,6 +179,44 @@ class PadChoice final : public Choice {
 
  private:
   const TmaConfig& config_;
+  std::string name_;
+};
+
+// A cuBLASLt algorithm (cuBLASLt's own choice for the padded problem, `inner`) run on the copies: the workspace holds
+// the copies, then cuBLASLt's workspace.
+class PadLibraryChoice final : public Choice {
+ public:
+  explicit PadLibraryChoice(ChoicePtr inner) : inner_(std::move(inner)), name_("pad_" + inner_->name()) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "pad_tma"; }
+  std::string can_implement(const GemmProblem& p, const runtime::DeviceInfo& d) const override {
+    const PadPlan plan = plan_of(p);
+    if (!plan.reason.empty()) return plan.reason;
+    // NOTE: measured on the H200 (docs/perf-notes.md, thirty-fifth session): with out's rows off 16 bytes (not
+    // copied) cuBLASLt ran 4096x4095x14336 in 3.7 ms on the copies, against ~0.7 ms for the pad path's kernels.
+    if (!can_use_tma(p.out).ok) return "out's rows are off 16 bytes: cuBLASLt runs at its misaligned speed on it";
+    if (auto why = inner_->can_implement(padded(p, plan, placeholder()), d); !why.empty())
+      return "after padding: " + why;
+    return {};
+  }
+  void precompile(const GemmProblem& p, int device) const override {
+    inner_->precompile(padded(p, plan_of(p), placeholder()), device);
+  }
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options& o, void* workspace) const override {
+    const PadPlan plan = plan_of(p);
+    char* ws = static_cast<char*>(workspace);
+    copy_operands(p, plan, ws, stream);
+    const GemmProblem q = padded(p, plan, workspace);
+    inner_->launch(q, stream, o, inner_->workspace_bytes(q) > 0 ? ws + copies_bytes(plan) : nullptr);
+  }
+  std::size_t workspace_bytes(const GemmProblem& p) const override {
+    const PadPlan plan = plan_of(p);
+    return copies_bytes(plan) + inner_->workspace_bytes(padded(p, plan, placeholder()));
+  }
+
+ private:
+  static std::size_t copies_bytes(const PadPlan& plan) { return round_up(plan.bytes, kBaseAlign); }
+  ChoicePtr inner_;
   std::string name_;
 };
 
@@ -225,7 +268,7 @@ std::string pad_tma_plan(const GemmProblem& p, std::size_t* scratch_bytes) {
 
 Backend pad_tma_backend() {
   return Backend{.name = "pad_tma",
-                 .enumerate = [](const GemmProblem&, const runtime::DeviceInfo&, const Options&) {
+                 .enumerate = [](const GemmProblem& p, const runtime::DeviceInfo& d, const Options& o) {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : persistent_tma_configs())
@@ -233,7 +276,14 @@ Backend pad_tma_backend() {
                        if (c.in_bytes == 2 && !c.stream_k) v.push_back(std::make_shared<PadChoice>(c));
                      return v;
                    }();
-                   return all;
+                   std::vector<ChoicePtr> v = all;
+                   // cuBLASLt on the copies: asked only for a problem the pad path takes, with both switches on
+                   // (a library's query per problem); its "unavailable" entry is not wrapped.
+                   const PadPlan plan = plan_of(p);
+                   if (plan.reason.empty() && o.pad_tma && o.cublaslt)
+                     for (auto& c : cublaslt_backend().enumerate(padded(p, plan, placeholder()), d, o))
+                       if (c->library_rank() >= 0) v.push_back(std::make_shared<PadLibraryChoice>(std::move(c)));
+                   return v;
                  },
                  .prune = &prune};
 }
