@@ -6,7 +6,8 @@
 #   faulted with an illegal instruction at its first TMA load whose box starts off 16 bytes; perf-notes.)
 #   PART=1: cuBLASLt on the pad path's copies (pad_cublaslt_algo<rank>): PadTma GPU tests, memcheck of the B ld N + 1
 #           test, the misaligned suite forced to cuBLASLt's first pick (twin on the same algorithm rank), then tuned.
-#   PART=2: after cuBLASLt on the copies stands aside where out's rows are off 16 bytes: PadTma GPU tests, the
+#   PART=2: after cuBLASLt on the copies stands aside where out's rows are off 16 bytes: PadTma GPU tests (a captured
+#           graph of pad_cublaslt_algo0 among them) and the graph-capture tests of every backend, the
 #           misaligned suite tuned twice (a fresh database each), the JSON tarred.
 set -u
 out=$OUT
@@ -23,7 +24,7 @@ case "${PART:-1}" in
   (cd "$out" && tar czf results.tgz ./*.json && rm -f ./*.json)
   ;;
 2)
-  gpu_tests "PadTma.*" 300
+  gpu_tests "PadTma.*:EveryBackend/GraphCapture.*" 300
   BENCH_LOG=autotune bench_suites misaligned:260
   fresh_db /tmp/kc/kernels; mkdir -p "$out/run2" && out=$out/run2 BENCH_LOG=autotune bench_suites misaligned:260
   (cd "$out" && tar czf results.tgz ./*.json ./run2/*.json && rm -f ./*.json ./run2/*.json)

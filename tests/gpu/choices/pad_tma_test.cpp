@@ -141,6 +141,60 @@ TEST_F(PadTma, OddMNK) {
   check(view_of(sa, 0, M, K, K, 1), view_of(sb, 0, K, N, N, 1), so, view_of(so, 0, M, N, N, 1), 5, 0);
 }
 
+// cuBLASLt on the copies through tmagemm::mm (the pad path and cuBLASLt on, the regex keeping pad_cublaslt_algo0):
+// tuned outside a capture, then captured in a CUDA graph and replayed twice with new inputs (the copies and
+// cuBLASLt's workspace come from dispatch's stream-ordered memory inside the capture).
+TEST_F(PadTma, CuBlasLtOnTheCopiesInACapturedGraph) {
+  FreshTuningDb db;
+  const int64_t M = 264, N = 392, K = 136;
+  Matrix sa = storage(DType::bf16, M, K, true), sb = storage(DType::bf16, K, N + 1, true);
+  Matrix so = storage(DType::bf16, M, N, false);
+  const TensorView a = view_of(sa, 0, M, K, K, 1), b = view_of(sb, 0, K, N, N + 1, 1), out = view_of(so, 0, M, N, N, 1);
+  Options o = Options::defaults_only();
+  o.persistent_tma = o.fallback = o.skinny = false;
+  o.choice_regex = "^pad_cublaslt_algo0$";
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  o.stream = stream;
+  mm(a, b, out, o);  // tunes, outside the capture
+  cuda_ok(cudaStreamSynchronize(stream), "tuning call");
+  std::string selected;
+  for (const auto& c : explain_mm(a, b, out, o).choices)
+    if (c.selected) selected = c.name;
+  EXPECT_EQ(selected, "pad_cublaslt_algo0");
+  cudaGraph_t graph = nullptr;
+  cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  mm(a, b, out, o);
+  cuda_ok(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int replay = 0; replay < 2; ++replay) {
+    sa.host = storage(DType::bf16, M, K, true).host;
+    sb.host = storage(DType::bf16, K, N + 1, true).host;
+    sa.upload();
+    sb.upload();
+    so.upload();  // the poison
+    cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    cuda_ok(cudaStreamSynchronize(stream), "replay");
+    so.download();
+    const auto ref = reference_views(a, b);
+    double num = 0, den = 0;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        uint16_t h;
+        std::memcpy(&h, so.host.data() + (r * N + c) * 2, 2);
+        const double v = bf16_to_float(h), x = ref[r * N + c];
+        num += (v - x) * (v - x);
+        den += x * x;
+      }
+    EXPECT_LE(std::sqrt(num / den), 1e-2) << "replay " << replay;
+    so.host = storage(DType::bf16, M, N, false).host;  // the poison again for the next replay
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
 // Through tmagemm::mm with only the pad path on: tuned (the workspace comes from dispatch), the winner is a pad
 // choice, and the result is right; a second call reuses the winner.
 TEST_F(PadTma, TunedCallThroughDispatch) {
