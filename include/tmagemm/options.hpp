@@ -23,7 +23,8 @@ struct Options {
   bool cublaslt = true;                    // TMAGEMM_CUBLASLT=0|1
   bool skinny = true;                      // TMAGEMM_SKINNY=0|1 (split-K kernels for M <= 64)
   bool pad_tma = true;                     // TMAGEMM_PAD_TMA=0|1 (persistent TMA on re-pitched copies of operands
-                                           // TMA refuses for alignment: odd K or N, a base off 16 bytes)
+                                           // TMA refuses for alignment: odd K or N, a base off 16 bytes; with
+                                           // cublaslt on too, cuBLASLt's algorithms on the same copies)
   bool allow_reduced_precision_reduction = false;  // TMAGEMM_ALLOW_REDUCED_PRECISION_REDUCTION=0|1 (see above)
   std::string choice_regex;                // TMAGEMM_CHOICE_REGEX=<ECMAScript regex on choice names>
   int sm_carveout = 0;                     // TMAGEMM_SM_CARVEOUT=<int >= 0>
