@@ -37,6 +37,24 @@ class PadTma : public ::testing::Test {
     EXPECT_GE(check_choices_on_views(kernels, a, b, so, out, false), min_run);
     EXPECT_GE(check_choices_on_views(library, a, b, so, out, false), min_library);
   }
+  // The relative Frobenius error of mm(a, b) in `so` (dense bf16 M x N, out's storage), downloaded; its host copy
+  // (the poison) is kept, so that the next upload poisons the output again.
+  double downloaded_rel_err(Matrix& so, const TensorView& a, const TensorView& b, int64_t M, int64_t N) {
+    const auto poison = so.host;
+    so.download();
+    const auto ref = reference_views(a, b);
+    double num = 0, den = 0;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        uint16_t h;
+        std::memcpy(&h, so.host.data() + (r * N + c) * 2, 2);
+        const double v = bf16_to_float(h), x = ref[r * N + c];
+        num += (v - x) * (v - x);
+        den += x * x;
+      }
+    so.host = poison;
+    return std::sqrt(num / den);
+  }
 };
 
 // kernels/repitch.cuh on its own: every source and destination misalignment (0..7 elements off 16 bytes), short and
@@ -176,19 +194,7 @@ TEST_F(PadTma, CuBlasLtOnTheCopiesInACapturedGraph) {
     so.upload();  // the poison
     cuda_ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
     cuda_ok(cudaStreamSynchronize(stream), "replay");
-    so.download();
-    const auto ref = reference_views(a, b);
-    double num = 0, den = 0;
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t c = 0; c < N; ++c) {
-        uint16_t h;
-        std::memcpy(&h, so.host.data() + (r * N + c) * 2, 2);
-        const double v = bf16_to_float(h), x = ref[r * N + c];
-        num += (v - x) * (v - x);
-        den += x * x;
-      }
-    EXPECT_LE(std::sqrt(num / den), 1e-2) << "replay " << replay;
-    so.host = storage(DType::bf16, M, N, false).host;  // the poison again for the next replay
+    EXPECT_LE(downloaded_rel_err(so, a, b, M, N), 1e-2) << "replay " << replay;
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
@@ -206,21 +212,10 @@ TEST_F(PadTma, TunedCallThroughDispatch) {
   Options o = Options::defaults_only();
   o.persistent_tma = o.cublaslt = o.fallback = o.skinny = false;
   for (int call = 0; call < 2; ++call) {
-    so.upload();
+    so.upload();  // the poison (downloaded_rel_err keeps it in the host copy)
     mm(a, b, out, o);
     cuda_ok(cudaDeviceSynchronize(), "mm");
-    so.download();
-    const auto ref = reference_views(a, b);
-    double num = 0, den = 0;
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t c = 0; c < N; ++c) {
-        uint16_t h;
-        std::memcpy(&h, so.host.data() + (r * N + c) * 2, 2);
-        const double v = bf16_to_float(h), x = ref[r * N + c];
-        num += (v - x) * (v - x);
-        den += x * x;
-      }
-    EXPECT_LE(std::sqrt(num / den), 1e-2) << "call " << call;
+    EXPECT_LE(downloaded_rel_err(so, a, b, M, N), 1e-2) << "call " << call;
   }
   bool selected = false;
   for (const auto& c : explain_mm(a, b, out, o).choices)
