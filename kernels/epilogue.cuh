@@ -51,7 +51,7 @@ struct EpilogueParams {
   const int* group_ends;  // grouped_mm: the int32 end row of each group (device memory); null otherwise
   // Stream-K configs (scheduler.cuh, StreamKSchedule): the split tiles' partial sums, [slot][seg][CTA of the cluster]
   // [BM x BN floats] with sk_seg_stride segments a slot, and one arrival counter per (slot, CTA, consumer), zero at
-  // launch. Null otherwise.
+  // launch. Null otherwise. grouped_mm's kernel ignores sk_seg_stride (it takes StreamKSchedule::max_segments).
   float* sk_partials;
   unsigned* sk_counters;
   int sk_seg_stride;

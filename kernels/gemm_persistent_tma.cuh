@@ -51,7 +51,9 @@
 // kGrouped (grouped_mm): tiles come from scheduler.cuh's GroupedTileScheduler (group g's rows of A and out, matrix g of
 // B); a tile never stores rows at or past its group's end: a 64-row fragment that crosses it is copied out of the
 // staging blocks with plain 16-byte stores (store_packed_chunk's rows) instead of a TMA box, which would write the
-// next group's rows.
+// next group's rows. With kStreamK the partial wave of the grouped schedule's tiles (a count read on the device) is
+// shared out by K blocks like mm's; the unit that finishes a tile stores it at once (not deferred), clipped to its
+// group's rows.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -179,7 +181,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
   const int k_blocks = (K + BK - 1) / BK;
   // The units of work of this CTA's cluster: whole tiles, and with kStreamK the K ranges of the last waves' tiles.
-  static_assert(!Cfg::kStreamK || (Cfg::kPromote == 0 && !Cfg::kGrouped), "stream-K: 16-bit mm/bmm/addmm only");
+  static_assert(!Cfg::kStreamK || Cfg::kPromote == 0, "stream-K: 16-bit inputs only");
   const StreamKSchedule work_regs = StreamKSchedule::make(sched.total, k_blocks, tile_step, false);
   if constexpr (Cfg::kStreamK) {
     if (threadIdx.x == 0) sk_work = StreamKSchedule::make(sched.total, k_blocks, tile_step, true);
@@ -191,6 +193,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     else
       return work_regs;
   }();
+  // A split tile's segments in the workspace: grouped_mm's tile count is known here only (the host sized the workspace
+  // for any count), the others' the host computed the same way.
+  const auto seg_stride = [&] { return Cfg::kGrouped ? work.max_segments() : ep.sk_seg_stride; };
 
   // ---------------- producer: loads (stage_fill.cuh) ----------------
   const Fill fill(&tma_a, &tma_b, smem, ring, rm, rn, ep.l2_stream);
@@ -277,8 +282,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
     // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
     // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
-    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP;  // ping-pong stores under the other's MMAs
-    static_assert(!Cfg::kGrouped || !Cfg::kStoreTma || kDeferred, "grouped TMA stores go through the deferred path");
+    // (Ping-pong stores under the other consumer's MMAs.) grouped_mm's stream-K kernels store a finished tile at once:
+    // with the packed copy held through the next unit's K loop, the 128x256 ones spilled (132 bytes) around the
+    // plain row copies of fragments that cross a group's end.
+    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP && !(Cfg::kGrouped && Cfg::kStreamK);
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
     constexpr int kUnits = MI * kFragUnits;
     uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
@@ -485,7 +492,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           // that arrives last adds every unit's sums in segment order and stores the tile (stream_k_fixup.cuh). An
           // idle consumer (rows past the tile's last row) has nothing to add or store.
           if (idle) continue;
-          if (!stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, slot, seg, nseg, rank, cidx, tid, sk_flag)) continue;
+          if (!stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, seg_stride(), slot, seg, nseg, rank, cidx, tid,
+                                                      sk_flag))
+            continue;
           reduce_segments = nseg;
         }
       }
@@ -506,7 +515,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
                 pack_chunk<WN, Cfg::kOut>(d, g, v);
                 store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
                     v, g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, tc.ab, row0, col0, 1 + cidx, &ep,
-                    Cfg::kOutPlain ? min(64, tc.m_end - row0) : 64, N);
+                    Cfg::kOutPlain || Cfg::kGrouped ? min(64, tc.m_end - row0) : 64, N);
                 if constexpr (Cfg::kOutPlain)
                   store_staged_realigned(staging + cidx * kStagingBytes + chunk_seq * 8192, ep, tc.ab, row0,
                                          col0 + 64 * g, min(64, tc.m_end - row0), N);
@@ -520,7 +529,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if constexpr (kPromote > 0) {
           finish(total[mi]);
         } else if (Cfg::kStreamK && reduce_segments > 0) {
-          stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, u.tile - work.dp_tiles, reduce_segments, rank, cidx, mi, tid);
+          stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, seg_stride(), u.tile - work.dp_tiles, reduce_segments, rank,
+                                           cidx, mi, tid);
           finish(acc[mi]);
         } else {
           ptx::fence_accumulators(acc[mi]);

@@ -99,6 +99,10 @@ struct StreamKSchedule {
     return WorkUnit{dp_tiles + rel, kb0, min(k_blocks, kb0 + (it_end - it))};
   }
   __device__ int range_end(int w) const { return min((w + 1) * per_worker, sk_iters); }
+  // The most units a split tile of this launch has (split's nseg <= this): the workspace's segments a slot. The host
+  // computes it too where it knows the tile count (mm, bmm, addmm); grouped_mm's kernel takes its own, since the
+  // count comes from the group ends on the device (the host sizes the workspace for any count).
+  __device__ int max_segments() const { return (k_blocks + per_worker - 1) / per_worker + 1; }
   // Worker w's first unit; false when it has none. (Only the unit is kept between calls: the schedule state is
   // recomputed from it, so that little stays live in registers across the K loop.) kShared = false: whole tiles only
   // (the plain persistent loop w, w + P, ...; the stream-K paths compile away).

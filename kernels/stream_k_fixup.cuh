@@ -6,8 +6,9 @@
 //   takes   one consumer warpgroup's fp32 accumulators (MI m64 fragments of WN / 2 values per thread, the wgmma's
 //           fragment order), the tile's workspace slot (its index among the shared-out tiles), its segment seg of
 //           nseg (seg 0 holds the tile's first K blocks), the CTA's rank in its cluster and the consumer's index;
-//           ep.sk_partials ([slot][seg][cluster CTA][BM x BN] floats, sk_seg_stride segments a slot) and
-//           ep.sk_counters (one per slot, CTA and consumer; zero at launch);
+//           ep.sk_partials ([slot][seg][cluster CTA][BM x BN] floats, seg_stride segments a slot: the host's
+//           ep.sk_seg_stride, or the kernel's own StreamKSchedule::max_segments for grouped_mm) and ep.sk_counters
+//           (one per slot, CTA and consumer; zero at launch);
 //   gives   stream_k_arrive: true for the unit that arrived last (after the acquire fence: every other unit's sums
 //           are visible); stream_k_sum: fragment mi as every unit's sums added in segment order 0, 1, ..., nseg - 1
 //           (the result does not depend on which unit arrived last: two runs give the same bits);
@@ -24,11 +25,12 @@ namespace tmagemm::kernels {
 
 // This unit's sums into segment `seg` of the slot, then the arrival; `flag` is a shared word per consumer.
 template <int MI, int WN, int BM, int BN, int CS, int C>
-__device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const EpilogueParams& ep, int slot, int seg,
-                                                int nseg, cuda::std::uint32_t rank, int cidx, int tid, int* flag) {
+__device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const EpilogueParams& ep, int seg_stride,
+                                                int slot, int seg, int nseg, cuda::std::uint32_t rank, int cidx,
+                                                int tid, int* flag) {
   constexpr int kFloats = MI * (WN / 2);  // per thread
   constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
-  const float* slot_base = ep.sk_partials + (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
+  const float* slot_base = ep.sk_partials + (static_cast<long long>(slot) * seg_stride * CS + rank) * (BM * BN) +
                            cidx * (kFloats * 128);
   float* mine = const_cast<float*>(slot_base) + seg * kSegStep;
 #pragma unroll
@@ -52,11 +54,11 @@ __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const 
 // Fragment mi of the tile: the `segments` units' sums (this one's too: the same values) added in segment order into
 // `d` (the accumulators, dead here: the next unit's first wgmma overwrites them).
 template <int MI, int WN, int BM, int BN, int CS>
-__device__ __forceinline__ void stream_k_sum(float (&d)[WN / 2], const EpilogueParams& ep, int slot, int segments,
-                                             cuda::std::uint32_t rank, int cidx, int mi, int tid) {
+__device__ __forceinline__ void stream_k_sum(float (&d)[WN / 2], const EpilogueParams& ep, int seg_stride, int slot,
+                                             int segments, cuda::std::uint32_t rank, int cidx, int mi, int tid) {
   constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
   // (The slot's address again from the unit: a pointer kept from the arrival would hold registers.)
-  const float* part = ep.sk_partials + (static_cast<long long>(slot) * ep.sk_seg_stride * CS + rank) * (BM * BN) +
+  const float* part = ep.sk_partials + (static_cast<long long>(slot) * seg_stride * CS + rank) * (BM * BN) +
                       (cidx * MI + mi) * (WN / 2) * 128 + tid;
   ptx::fence_accumulators(d);
 #pragma unroll

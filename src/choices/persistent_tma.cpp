@@ -220,8 +220,9 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
     if (c.store_tma && c.promote_n > 0) return "grouped_mm's TMA stores go through the packed (deferred) epilogue";
     if (p.batch > kMaxGroups) return fmt::format("grouped_mm takes at most {} groups (got {})", kMaxGroups, p.batch);
   }
-  if (c.stream_k && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0))
-    return "stream-K configs take 16-bit mm, bmm and addmm";
+  if (c.stream_k && (c.in_bytes == 1 || c.promote > 0)) return "stream-K configs take 16-bit inputs";
+  if (c.stream_k && p.op == Op::grouped_mm && !grouped_stream_k_enabled())
+    return "stream-K over grouped_mm's tiles has not run on the H200 yet: off unless TMAGEMM_GROUPED_STREAM_K=1";
   if (c.ping_pong && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0 || c.stream_k || c.split_n ||
                       c.consumers != 2 || c.cluster_n != 1))
     return "ping-pong configs take 16-bit mm, bmm and addmm on two consumers, clusters along M only";
@@ -375,11 +376,12 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
           for (bool bk : {true, false}) specs.push_back(make_spec(c, 1, 1, ak, bk, 1, {}, false, true));
       first_plain = false;
     }
-  // grouped_mm: every 16-bit config once (bf16, A row-major, B N-major), and the other B layout and f16 on the first
-  // direct-store and the first TMA-store config.
+  // grouped_mm: every 16-bit config once (bf16, A row-major, B N-major; stream-K ones too, whatever
+  // TMAGEMM_GROUPED_STREAM_K says), and the other B layout and f16 on the first direct-store and the first TMA-store
+  // config.
   bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2 && !c.stream_k && !c.ping_pong) {
+    if (c.in_bytes == 2 && !c.ping_pong) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
       if (first_grouped || (first_grouped_tma && c.store_tma)) {
         specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));
@@ -427,13 +429,6 @@ void write_trace(const GemmProblem& p, const TmaConfig& c, const KernelLaunch& l
 
 }  // namespace
 
-namespace {
-
-// kernels/scheduler.cuh's StreamKSchedule on the host (the same integer arithmetic): how many cluster tiles a launch of
-// `workers` clusters over `tiles` cluster tiles of `k_blocks` K blocks splits, and the most units one of them has.
-struct StreamKLayout {
-  int64_t split_tiles = 0, max_segments = 1;
-};
 StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) {
   StreamKLayout l;
   if (workers < 1 || tiles % workers == 0 || k_blocks < 2) return l;
@@ -444,17 +439,24 @@ StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) 
   return l;
 }
 
+bool grouped_stream_k_enabled() {
+  // Read at each call (cheap beside a can_implement), so that a test can switch it.
+  const char* v = std::getenv("TMAGEMM_GROUPED_STREAM_K");
+  return v != nullptr && std::string(v) == "1";
+}
+
+namespace {
+
 constexpr std::size_t kWorkspaceAlign = 256;
 
-// The workspace of a stream-K launch: the split tiles' partial sums ([slot][segment][cluster CTA][BM x BN] floats),
-// then their arrival counters ([slot][cluster CTA][consumer] unsigned).
-std::size_t stream_k_partials_bytes(const TmaConfig& c, const StreamKLayout& l) {
-  const std::size_t bytes = static_cast<std::size_t>(l.split_tiles * l.max_segments) * c.cluster_m * c.cluster_n *
-                            c.bm * c.bn * sizeof(float);
+// Bytes of `slot_segments` partial-sum blocks (one cluster tile's floats each), and of `slots` tiles' counters.
+std::size_t stream_k_partials_bytes(const TmaConfig& c, int64_t slot_segments) {
+  const std::size_t bytes =
+      static_cast<std::size_t>(slot_segments) * c.cluster_m * c.cluster_n * c.bm * c.bn * sizeof(float);
   return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
 }
-std::size_t stream_k_counter_bytes(const TmaConfig& c, const StreamKLayout& l) {
-  return static_cast<std::size_t>(l.split_tiles) * c.cluster_m * c.cluster_n * c.consumers * sizeof(unsigned);
+std::size_t stream_k_counter_bytes(const TmaConfig& c, int64_t slots) {
+  return static_cast<std::size_t>(slots) * c.cluster_m * c.cluster_n * c.consumers * sizeof(unsigned);
 }
 
 // grouped_mm in 2x1 clusters takes CTA tiles in pairs (kernels/scheduler.cuh pair_tile).
@@ -472,16 +474,42 @@ int64_t cluster_tiles_of(const GemmProblem& p, const TmaConfig& c) {
 
 }  // namespace
 
+StreamKWorkspace stream_k_workspace(const GemmProblem& p, const TmaConfig& c, int64_t workers) {
+  StreamKWorkspace ws;
+  if (!c.stream_k) return ws;
+  const int64_t tiles = cluster_tiles_of(p, c), k_blocks = (p.k + c.bk - 1) / c.bk;
+  if (p.op != Op::grouped_mm) {
+    const StreamKLayout l = stream_k_layout(tiles, k_blocks, workers);
+    if (l.split_tiles == 0) return ws;
+    ws.partials_bytes = stream_k_partials_bytes(c, l.split_tiles * l.max_segments);
+    ws.counter_bytes = stream_k_counter_bytes(c, l.split_tiles);
+    ws.seg_stride = static_cast<int>(l.max_segments);
+    return ws;
+  }
+  // grouped_mm: a count of T <= tiles splits r = T mod workers tiles (T < workers: all T) into at most
+  // ceil(k_blocks / ceil(r k_blocks / workers)) + 1 segments each; the worst r of them.
+  if (workers < 2 || k_blocks < 2) return ws;
+  int64_t most_segments = 0, most_slots = 0;
+  for (int64_t r = 1; r <= std::min(workers - 1, tiles); ++r) {
+    const int64_t per = (r * k_blocks + workers - 1) / workers;
+    most_segments = std::max(most_segments, r * ((k_blocks + per - 1) / per + 1));
+    most_slots = r;
+  }
+  if (most_slots == 0) return ws;
+  ws.partials_bytes = stream_k_partials_bytes(c, most_segments);
+  ws.counter_bytes = stream_k_counter_bytes(c, most_slots);
+  return ws;
+}
+
 std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig& c) {
   if (!c.stream_k) return 0;
   // The grid is not known here (an SM carveout, the clusters that fit): the largest need over every grid size.
-  const int64_t tiles = cluster_tiles_of(p, c), k_blocks = (p.k + c.bk - 1) / c.bk;
-  const int64_t most = std::min<int64_t>(tiles, std::max(1, runtime::device_info(p.device).sm_count) /
-                                                    (c.cluster_m * c.cluster_n));
+  const int64_t most = std::min<int64_t>(cluster_tiles_of(p, c), std::max(1, runtime::device_info(p.device).sm_count) /
+                                                                      (c.cluster_m * c.cluster_n));
   std::size_t bytes = 0;
   for (int64_t w = 1; w <= most; ++w) {
-    const StreamKLayout l = stream_k_layout(tiles, k_blocks, w);
-    bytes = std::max(bytes, stream_k_partials_bytes(c, l) + stream_k_counter_bytes(c, l));
+    const StreamKWorkspace ws = stream_k_workspace(p, c, w);
+    bytes = std::max(bytes, ws.partials_bytes + ws.counter_bytes);
   }
   return bytes;
 }
@@ -565,14 +593,15 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   launch.set_programmatic();  // the kernel waits for the previous one before any global read (PDL)
   if (c.stream_k) {
     // The split tiles' partial sums and counters (kernels/scheduler.cuh): the counters start at zero every launch.
-    const StreamKLayout l = stream_k_layout(cluster_tiles, (p.k + c.bk - 1) / c.bk, workers);
-    if (l.split_tiles > 0) {
+    // (grouped_mm: for whichever tile count the group ends give; the kernel computes its own segment stride.)
+    const StreamKWorkspace ws = stream_k_workspace(p, c, workers);
+    if (ws.counter_bytes > 0) {
       if (workspace == nullptr)
         throw Error(ErrorCode::invalid_argument, fmt::format("{}: a stream-K launch needs its workspace", c.name()));
       ep.sk_partials = static_cast<float*>(workspace);
-      ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + stream_k_partials_bytes(c, l));
-      ep.sk_seg_stride = static_cast<int>(l.max_segments);
-      runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, stream_k_counter_bytes(c, l), stream),
+      ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + ws.partials_bytes);
+      ep.sk_seg_stride = ws.seg_stride;
+      runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, ws.counter_bytes, stream),
                           "cudaMemsetAsync(stream-K counters)");
     }
   }
@@ -620,7 +649,7 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.
   const double workers = std::max(1, sms / (cm * cn));
   double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
-  if (c.stream_k && !grouped) {
+  if (c.stream_k) {  // (grouped_mm: on the representative routing's tiles)
     const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
     const StreamKLayout l = stream_k_layout(static_cast<int64_t>(tiles), k_blocks, static_cast<int64_t>(workers));
     if (l.split_tiles > 0) {

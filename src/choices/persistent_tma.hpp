@@ -43,7 +43,7 @@ struct TmaConfig {
   int promote_n = 0;
   // Stream-K (kernels/scheduler.cuh, StreamKSchedule): the tiles of the last whole wave and the partial one are shared
   // out among the CTAs by K blocks, a split tile's partial sums added in a fixed order by its last unit (16-bit mm,
-  // bmm and addmm; a workspace of partial sums and counters).
+  // bmm and addmm, and grouped_mm where TMAGEMM_GROUPED_STREAM_K=1; a workspace of partial sums and counters).
   bool stream_k = false;
   // Ping-pong (kernels/gemm_persistent_tma.cuh kPingPong): each consumer computes whole tiles, the two taking the CTA's
   // tiles in turn with their K loops one after the other, so that one's MMAs cover the other's tile boundary (16-bit
@@ -81,6 +81,28 @@ void persistent_tma_launch(const GemmProblem& problem, const TmaConfig& config, 
 // Device memory a launch needs beside the operands: 0, or for a stream-K config the split tiles' partial sums and
 // counters for the largest of them any grid of the device could split.
 std::size_t persistent_tma_workspace_bytes(const GemmProblem& problem, const TmaConfig& config);
+
+// kernels/scheduler.cuh's StreamKSchedule on the host (the same integer arithmetic): how many of `tiles` cluster tiles
+// of `k_blocks` K blocks a launch of `workers` clusters splits, and the most units one of them has (the segments of a
+// workspace slot; StreamKSchedule::max_segments).
+struct StreamKLayout {
+  int64_t split_tiles = 0, max_segments = 1;
+};
+StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers);
+
+// A stream-K launch's workspace on `workers` clusters: the split tiles' partial sums ([slot][segment][cluster CTA]
+// [BM x BN] floats, rounded up to 256 bytes), then their arrival counters ([slot][cluster CTA][consumer] unsigned).
+// mm, bmm, addmm: the layout of the problem's tile count (seg_stride = its max_segments). grouped_mm: the tile count
+// is read on the device, so the workspace holds the layout of any count up to cluster tiles' bound, at most
+// 3 x workers slot segments (r split tiles of ceil(w / r) + 1 segments); seg_stride 0, the kernel takes its own.
+struct StreamKWorkspace {
+  std::size_t partials_bytes = 0, counter_bytes = 0;
+  int seg_stride = 0;
+};
+StreamKWorkspace stream_k_workspace(const GemmProblem& problem, const TmaConfig& config, int64_t workers);
+
+// TMAGEMM_GROUPED_STREAM_K=1: the stream-K configs take grouped_mm (off by default until measured on the H200).
+bool grouped_stream_k_enabled();
 
 // A simple rule until the tuner exists: among configs that can run the problem, the one with the smallest
 // predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).

@@ -1,6 +1,6 @@
-// test_support.hpp — small fixtures shared by the CPU tests: an environment-variable guard, a self-deleting
-// temporary directory, the device description of an H200 and bf16 mm problems on fake addresses for tests that
-// launch nothing.
+// test_support.hpp — small fixtures shared by the CPU tests (the GPU tests take the guard too): an environment-variable
+// guard, a self-deleting temporary directory, the device description of an H200 and bf16 mm problems on fake addresses
+// for tests that launch nothing.
 #pragma once
 #include <stdlib.h>
 

@@ -1,8 +1,12 @@
 // persistent_tma_test.cpp (CPU) — the persistent-TMA backend's host side: what a wave-fitting tile takes, the wave
-// model that ranks tiles, and the kernel list compile-check compiles.
+// model that ranks tiles, the kernel list compile-check compiles, and the stream-K workspace (grouped_mm's for every
+// routing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "choices/persistent_tma.hpp"
 #include "cpu/test_support.hpp"
@@ -122,12 +126,96 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
     if (c.stream_k)
       EXPECT_EQ(persistent_tma_can_implement(odd_ld, c, hopper()),
                 "stream-K configs need an output TMA can address (rows and base on 16 bytes)");
-  // grouped_mm: every 16-bit config but the stream-K ones once (and two more variants on the first direct-store and
-  // TMA-store configs).
-  int grouped = 0, configs16 = 0;
-  for (const auto& s : persistent_tma_all_specs()) grouped += s.name.find("_grouped") != std::string::npos;
-  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.stream_k && !c.ping_pong;
+  // grouped_mm: every 16-bit config but the ping-pong ones once, stream-K too (and two more variants on the first
+  // direct-store and TMA-store configs).
+  int grouped = 0, configs16 = 0, grouped_sk = 0;
+  for (const auto& s : persistent_tma_all_specs()) {
+    grouped += s.name.find("_grouped") != std::string::npos;
+    grouped_sk += s.name.find("_grouped") != std::string::npos && s.name.find("_sk") != std::string::npos;
+  }
+  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.ping_pong;
   EXPECT_EQ(grouped, configs16 + 4);
+  EXPECT_EQ(grouped_sk, 3);
+}
+
+// grouped_mm problems: `groups` matrices of B (K x N, N-major), A and out of total_m rows.
+GemmProblem grouped_problem(int64_t groups, int64_t total_m, int64_t n, int64_t k) {
+  GemmProblem p = problem(total_m, n, k, false);
+  p.op = Op::grouped_mm;
+  p.batch = groups;
+  p.b.batch_stride = k * n;
+  return p;
+}
+
+// The tile count a grouped kernel reads on the device (kernels/scheduler.cuh load_group_schedule): each group's M
+// blocks of sched_m rows times the N blocks; in pairs, each group's count made even, then halved.
+int64_t device_tiles(const std::vector<int64_t>& rows, int64_t sched_m, int64_t n_blocks, bool pairs) {
+  int64_t t = 0;
+  for (int64_t r : rows) {
+    int64_t g = (r + sched_m - 1) / sched_m * n_blocks;
+    if (pairs) g += g & 1;
+    t += g;
+  }
+  return pairs ? t / 2 : t;
+}
+
+TEST(PersistentTmaHost, GroupedStreamKIsSwitchedAndItsWorkspaceHoldsEveryRouting) {
+  const GemmProblem g = grouped_problem(8, 4096, 4096, 14336);
+  const auto& sk = config("persistent_tma_128x256x64_s4_c2_g8_tmastore_sk");
+  {
+    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    EXPECT_FALSE(grouped_stream_k_enabled());
+    EXPECT_NE(persistent_tma_can_implement(g, sk, hopper()).find("TMAGEMM_GROUPED_STREAM_K=1"), std::string::npos);
+  }
+  {
+    test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+    EXPECT_EQ(persistent_tma_can_implement(g, sk, hopper()), "");
+  }
+
+  // Every stream-K config, routings of every tile count a grid of w clusters could split: the workspace of w holds
+  // the exact layout of each count (partial sums and counters), and stays within 3 w slot segments.
+  std::mt19937 rng(5);
+  for (const GemmProblem& p : {g, grouped_problem(64, 3000, 384, 256), grouped_problem(3, 700, 2048, 1000),
+                               grouped_problem(1, 5000, 512, 64)})
+    for (const auto& c : persistent_tma_configs()) {
+      if (!c.stream_k) continue;
+      SCOPED_TRACE(c.name() + " G=" + std::to_string(p.batch) + " M=" + std::to_string(p.m));
+      const bool pairs = c.cluster_m == 2 && c.cluster_n == 1;
+      const int64_t sched_m = pairs ? c.bm : c.bm * c.cluster_m, n_blocks = (p.n + c.bn * c.cluster_n - 1) / (c.bn * c.cluster_n);
+      const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
+      const std::size_t unit = std::size_t{4} * c.bm * c.bn * c.cluster_m * c.cluster_n;
+      // The most tiles a routing gives: every group with a partial block (the host's bound must not be below).
+      int64_t most_tiles = 0;
+      for (int trial = 0; trial < 200; ++trial) {
+        std::vector<int64_t> cuts{0, p.m};
+        std::uniform_int_distribution<int64_t> pick(0, p.m);
+        for (int64_t i = 1; i < p.batch; ++i) cuts.push_back(trial == 0 ? p.m : pick(rng));
+        std::sort(cuts.begin(), cuts.end());
+        std::vector<int64_t> rows;
+        for (std::size_t i = 1; i < cuts.size(); ++i) rows.push_back(cuts[i] - cuts[i - 1]);
+        most_tiles = std::max(most_tiles, device_tiles(rows, sched_m, n_blocks, pairs));
+      }
+      const int64_t bound = pairs ? (((p.m + c.bm - 1) / c.bm + p.batch) * n_blocks + p.batch + 1) / 2
+                                  : ((p.m + sched_m - 1) / sched_m + p.batch) * n_blocks;
+      EXPECT_LE(most_tiles, bound);
+      for (int64_t w : {1, 2, 3, 7, 31, 65, 66, 131, 132}) {
+        if (w > bound) continue;  // the grid never has more clusters than the bound's tiles
+        const StreamKWorkspace ws = stream_k_workspace(p, c, w);
+        EXPECT_EQ(ws.seg_stride, 0);
+        EXPECT_LE(ws.partials_bytes, std::size_t(3 * w) * unit + 256);
+        for (int64_t t = 0; t <= bound; ++t) {
+          const StreamKLayout l = stream_k_layout(t, k_blocks, w);
+          ASSERT_LE(std::size_t(l.split_tiles * l.max_segments) * unit, ws.partials_bytes) << "w=" << w << " T=" << t;
+          ASSERT_LE(std::size_t(l.split_tiles) * c.cluster_m * c.cluster_n * c.consumers * 4, ws.counter_bytes)
+              << "w=" << w << " T=" << t;
+        }
+      }
+    }
+  // mm: the problem's own layout, with the host's segment stride.
+  const StreamKWorkspace mm = stream_k_workspace(problem(4096, 4096, 4096, false), sk, 132);
+  const StreamKLayout l = stream_k_layout(16 * 32, 64, 132);
+  EXPECT_EQ(mm.seg_stride, l.max_segments);
+  EXPECT_EQ(mm.counter_bytes, std::size_t(l.split_tiles) * 2 * 4);
 }
 
 // scaled_mm problems: fp8 A (M x K row-major) and B (K x N column-major), bf16 out, tensorwise scales.

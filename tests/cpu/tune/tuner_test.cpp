@@ -432,6 +432,24 @@ TEST_F(Tuner, GroupedRunsOnPersistentConfigsOnly) {
     EXPECT_FALSE(c.reason.empty()) << c.choice->name() << " took 257 groups";
 }
 
+TEST_F(Tuner, GroupedStreamKIsTimedWhereTheLastWaveIsPartial) {
+  // TMAGEMM_GROUPED_STREAM_K=1: the prescreen times a stream-K config on grouped_mm where the representative
+  // routing's tiles leave a partial last wave it is predicted to fill (8 x 4096 tokens x 4096 x 14336: 4.2 waves of
+  // 128x256), as on mm; off, the stream-K configs are refused with the switch named.
+  const std::string sk = "persistent_tma_128x256x64_s4_c2_g8_tmastore_sk";
+  const auto reason_of = [&](const GemmProblem& p) {
+    for (const auto& c : enumerate(p, Options::defaults_only(), h200()))
+      if (c.choice->name() == sk) return c.reason;
+    return std::string("not enumerated");
+  };
+  {
+    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    EXPECT_NE(reason_of(grouped_problem(8, 4096, 4096, 14336)).find("TMAGEMM_GROUPED_STREAM_K"), std::string::npos);
+  }
+  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  EXPECT_EQ(reason_of(grouped_problem(8, 4096, 4096, 14336)), "");
+}
+
 }  // namespace
 }  // namespace tmagemm::tune
 

@@ -3,7 +3,8 @@
 // one row and sizes that are no multiple of any tile, both layouts of b, f16 and an f32 out, G from 1 to 256; each
 // group's rows against the reference of that group alone, rows past the last group untouched; a CUDA graph
 // captured once and replayed with new offsets; the tuned call, and a new routing of the same shape that does not tune
-// again. Outputs are poisoned first.
+// again; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1) forced on partial waves, twice for the same bits, and in a
+// graph replayed with routings of other tile counts. Outputs are poisoned first.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
 #include "tune/tuner.hpp"
 
@@ -161,36 +163,41 @@ TEST_F(GroupedMm, OffsetsPastTheEndAndEmptyGroups) {
   run_and_check(c, {0, 0, 0, 0, 0}, backend_only("persistent_tma"), rng);        // every group empty
 }
 
-TEST_F(GroupedMm, GraphReplayWithNewOffsets) {
-  const Grouped c{8, 2048, 256, 256};
-  Buffers x = make_buffers(c, rng);
-  std::vector<int32_t> ends = random_ends(c.groups, c.total_m, rng);
-  upload_ends(x, ends);
-  const Options o = backend_only("persistent_tma", Tuning::benchmark);
-  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);  // tuned outside the capture
-  cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+// grouped_mm captured once in a CUDA graph on a stream of its own (options `o`; tune before, outside the capture),
+// then replayed once per routing: the routing's end rows uploaded, out poisoned, the replay's groups checked.
+void replay_routings(Buffers& x, const Grouped& c, Options o, const std::vector<std::vector<int32_t>>& routings) {
   cudaStream_t stream;
   cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  Options co = o;
-  co.stream = stream;
+  o.stream = stream;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), co);
+  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);
   cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
   cuda_ok(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-  for (int round = 0; round < 3; ++round) {
-    ends = random_ends(c.groups, c.total_m, rng);
-    upload_ends(x, ends);
+  for (std::size_t round = 0; round < routings.size(); ++round) {
+    SCOPED_TRACE(round);
+    upload_ends(x, routings[round]);
     cuda_ok(cudaMemset(x.out.dev->ptr, 0xff, x.out.host.size()), "poison out");
     cuda_ok(cudaGraphLaunch(exec, stream), "replay");
     cuda_ok(cudaStreamSynchronize(stream), "replay sync");
-    SCOPED_TRACE(round);
-    check_groups(x, c, ends);
+    check_groups(x, c, routings[round]);
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+TEST_F(GroupedMm, GraphReplayWithNewOffsets) {
+  const Grouped c{8, 2048, 256, 256};
+  Buffers x = make_buffers(c, rng);
+  upload_ends(x, random_ends(c.groups, c.total_m, rng));
+  const Options o = backend_only("persistent_tma", Tuning::benchmark);
+  grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);  // tuned outside the capture
+  cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+  std::vector<std::vector<int32_t>> routings;
+  for (int round = 0; round < 3; ++round) routings.push_back(random_ends(c.groups, c.total_m, rng));
+  replay_routings(x, c, o, routings);
 }
 
 TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
@@ -208,6 +215,79 @@ TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
     tuned = tuned || (r.selected && r.tuned_ms.has_value());
   EXPECT_TRUE(tuned) << "the shape class's winner is known from the first routing";
   run_and_check(Grouped{8, 4000, 512, 512}, random_ends(8, 4000, rng), cached, rng);
+}
+
+// The stream-K configs, switched on for grouped_mm by TMAGEMM_GROUPED_STREAM_K=1 (persistent_tma.cpp): the tile count
+// comes from the group ends on the device, the workspace is sized on the host for any count.
+const char* kStreamKConfigs[] = {"persistent_tma_128x256x64_s4_c2_g8_tmastore_sk",
+                                 "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk",
+                                 "persistent_tma_128x128x64_s6_c2_g8_tmastore_sk"};
+
+// Options that run exactly `config` (heuristic mode), and a check that it is the one selected for the buffers.
+Options forced(const char* config, Buffers& x) {
+  Options o = backend_only("persistent_tma");
+  o.choice_regex = fmt::format("^{}$", config);
+  int selected = 0;
+  for (const ChoiceReport& r : explain_grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o).choices)
+    if (r.selected) {
+      EXPECT_EQ(r.name, config);
+      ++selected;
+    }
+  EXPECT_EQ(selected, 1) << config << " is not selected";
+  return o;
+}
+
+TEST_F(GroupedMm, StreamKSharesOutThePartialWave) {
+  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  // One wave and a part of 128x256 tiles; fewer tiles than clusters (every tile split); many groups with empty ones;
+  // one group; K tails; both layouts of b; f16 and an f32 out.
+  for (const char* config : kStreamKConfigs)
+    for (const Grouped& c : {Grouped{8, 2500, 2048, 1000}, Grouped{8, 2500, 2048, 1000, true}, Grouped{4, 600, 512, 520},
+                             Grouped{64, 3000, 384, 256}, Grouped{1, 4100, 1024, 2048},
+                             Grouped{8, 777, 2200, 136, false, DType::f16, DType::f16},
+                             Grouped{8, 1500, 1000, 704, false, DType::bf16, DType::f32}}) {
+      SCOPED_TRACE(config);
+      Buffers probe = make_buffers(c, rng);
+      const std::vector<int32_t> ends = random_ends(c.groups, c.total_m, rng);
+      upload_ends(probe, ends);
+      run_and_check(c, ends, forced(config, probe), rng);
+    }
+}
+
+TEST_F(GroupedMm, StreamKGivesTheSameBitsTwice) {
+  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  const Grouped c{8, 2500, 2048, 1000};
+  for (const char* config : kStreamKConfigs) {
+    SCOPED_TRACE(config);
+    Buffers x = make_buffers(c, rng);
+    upload_ends(x, random_ends(c.groups, c.total_m, rng));
+    const Options o = forced(config, x);
+    grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);
+    cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+    x.out.download();
+    const std::vector<unsigned char> first = x.out.host;
+    cuda_ok(cudaMemset(x.out.dev->ptr, 0xff, x.out.host.size()), "poison out");
+    grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), o);
+    cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+    x.out.download();
+    EXPECT_TRUE(first == x.out.host) << "two runs of the same routing differ";
+  }
+}
+
+TEST_F(GroupedMm, StreamKGraphReplayWithRoutingsOfOtherTileCounts) {
+  // The workspace is bound into the graph once; each replay's routing gives another tile count, so another split:
+  // few rows (few tiles), every group holding rows, all rows in one group.
+  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  const Grouped c{16, 3000, 1024, 1024};
+  for (const char* config : {kStreamKConfigs[0], kStreamKConfigs[1]}) {
+    SCOPED_TRACE(config);
+    Buffers x = make_buffers(c, rng);
+    upload_ends(x, random_ends(c.groups, c.total_m, rng));
+    const Options o = forced(config, x);
+    replay_routings(x, c, o,
+                    {random_ends(c.groups, 300, rng), random_ends(c.groups, c.total_m, rng),
+                     std::vector<int32_t>(static_cast<std::size_t>(c.groups), static_cast<int32_t>(c.total_m))});
+  }
 }
 
 TEST_F(GroupedMm, BadInputIsNamed) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 
+#include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
 #include "jit/jit.hpp"
 #include "runtime/fault.hpp"
@@ -34,25 +35,6 @@ std::size_t lines(const std::string& text) {
   for (char c : text) n += c == '\n';
   return n;
 }
-
-// Sets an environment variable for the guard's life.
-class Env {
- public:
-  Env(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~Env() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 class Faults : public ::testing::Test {
  protected:
@@ -175,7 +157,7 @@ TEST_F(Faults, UnwritableCacheDirectory) {
   // A cache directory below a regular file cannot be created, not even by root.
   const std::filesystem::path blocker = dir_ / "not-a-directory";
   std::ofstream(blocker) << "x";
-  Env env("TMAGEMM_CACHE_DIR", (blocker / "cache").string());
+  test_support::EnvGuard env("TMAGEMM_CACHE_DIR", (blocker / "cache").string());
   Options o = Options::defaults_only();
   o.choice_regex = "cublaslt_algo[01]$";
   const std::string first = run_checked(352, 264, 136, o);
@@ -186,7 +168,7 @@ TEST_F(Faults, UnwritableCacheDirectory) {
 
 TEST_F(Faults, TuningDatabaseLockedByAnotherProcess) {
   // Own cache dir with a database in it; only cuBLASLt choices (no kernel compiles into the fresh cache).
-  Env env("TMAGEMM_CACHE_DIR", (dir_ / "cache").string());
+  test_support::EnvGuard env("TMAGEMM_CACHE_DIR", (dir_ / "cache").string());
   Options o = Options::defaults_only();
   o.choice_regex = "cublaslt_algo[01]$";
   o.m_buckets = false;  // each M below its own problem: each call reaches the database

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# device-36.sh — the device calls the thirty-sixth session prepared (no device was lent in that session). Build here,
+# `tmagemm compile-check` into .kcache, tar it (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests
+# into .carry/bin. Carry [".carry/bin", ".carry/kcache.tgz"].
+#   PART=1: correctness first. Stream-K over grouped_mm's tiles (TMAGEMM_GROUPED_STREAM_K=1, set by the tests
+#           themselves): GroupedMm.* (StreamKSharesOutThePartialWave, StreamKGivesTheSameBitsTwice,
+#           StreamKGraphReplayWithRoutingsOfOtherTileCounts among them), StreamK.* (mm's stream-K, whose fixup now
+#           takes its segment stride as an argument); and what the thirty-fifth session left unrun: PadTma.* (the
+#           out-misaligned rule of cuBLASLt on the copies, CuBlasLtOnTheCopiesInACapturedGraph) and the graph-capture
+#           tests of every backend. Then memcheck of the grouped stream-K tests and of the pad path's captured graph.
+#   PART=2: the grouped suite forced to each grouped stream-K config and to the whole-tile configs that win its rows
+#           (128x192 on 8x4096x4096x14336, 128x256 2x1 elsewhere), each row's baseline in the same run.
+#   PART=3: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
+#           then the misaligned suite tuned (the thirty-fifth session's PART=2); the JSON tarred.
+set -u
+out=$OUT
+source scripts/device-lib.sh
+use_carry
+sk="persistent_tma_128x256x64_s4_c2_g8_tmastore_sk persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk"
+sk="$sk persistent_tma_128x128x64_s6_c2_g8_tmastore_sk"
+case "${PART:-1}" in
+1)
+  gpu_tests "GroupedMm.*:StreamK.*:PadTma.*:EveryBackend/GraphCapture.*" 420
+  memcheck_tests "GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*:PadTma.CuBlasLtOnTheCopies*" 150
+  ;;
+2)
+  stage "forced"
+  # shellcheck disable=SC2086
+  TMAGEMM_GROUPED_STREAM_K=1 lab/bench-forced.sh grouped $sk persistent_tma_128x192x64_s4_c2_g8_tmastore \
+    persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore 2>&1 | tee "$out/forced.txt"
+  ;;
+3)
+  mkdir -p "$out/sk" "$out/nosk"
+  out=$out/sk TMAGEMM_GROUPED_STREAM_K=1 BENCH_LOG=autotune bench_suites grouped:200
+  fresh_db /tmp/kc/kernels; out=$out/nosk BENCH_LOG=autotune bench_suites grouped:200
+  fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites misaligned:180
+  (cd "$out" && tar czf results.tgz ./*.json ./sk/*.json ./nosk/*.json && rm -f ./*.json ./sk/*.json ./nosk/*.json)
+  ;;
+esac
+stage done
