@@ -286,6 +286,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // with the packed copy held through the next unit's K loop, the 128x256 ones spilled (132 bytes) around the
     // plain row copies of fragments that cross a group's end.
     constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP && !(Cfg::kGrouped && Cfg::kStreamK);
+    static_assert(kDeferred || !Cfg::kStoreTma || WN % 64 == 0,
+                  "a tile stored at once goes out in whole 64-column chunks (no 32-column tail)");
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
     constexpr int kUnits = MI * kFragUnits;
     uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];

@@ -7,7 +7,8 @@
 #           StreamKGraphReplayWithRoutingsOfOtherTileCounts among them), StreamK.* (mm's stream-K, whose fixup now
 #           takes its segment stride as an argument); and what the thirty-fifth session left unrun: PadTma.* (the
 #           out-misaligned rule of cuBLASLt on the copies, CuBlasLtOnTheCopiesInACapturedGraph) and the graph-capture
-#           tests of every backend. Then memcheck of the grouped stream-K tests and of the pad path's captured graph.
+#           tests of every backend. Then memcheck of the grouped stream-K tests (the worst split in a workspace of
+#           exactly its size among them) and of the pad path's captured graph.
 #   PART=2: the grouped suite forced to each grouped stream-K config and to the whole-tile configs that win its rows
 #           (128x192 on 8x4096x4096x14336, 128x256 2x1 elsewhere), each row's baseline in the same run.
 #   PART=3: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
@@ -21,7 +22,8 @@ sk="$sk persistent_tma_128x128x64_s6_c2_g8_tmastore_sk"
 case "${PART:-1}" in
 1)
   gpu_tests "GroupedMm.*:StreamK.*:PadTma.*:EveryBackend/GraphCapture.*" 420
-  memcheck_tests "GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*:PadTma.CuBlasLtOnTheCopies*" 150
+  checked="GroupedMm.StreamKWorstSplit*:GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*"
+  memcheck_tests "$checked:PadTma.CuBlasLtOnTheCopies*" 170
   ;;
 2)
   stage "forced"

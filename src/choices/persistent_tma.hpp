@@ -93,8 +93,9 @@ StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers);
 // A stream-K launch's workspace on `workers` clusters: the split tiles' partial sums ([slot][segment][cluster CTA]
 // [BM x BN] floats, rounded up to 256 bytes), then their arrival counters ([slot][cluster CTA][consumer] unsigned).
 // mm, bmm, addmm: the layout of the problem's tile count (seg_stride = its max_segments). grouped_mm: the tile count
-// is read on the device, so the workspace holds the layout of any count up to cluster tiles' bound, at most
-// 3 x workers slot segments (r split tiles of ceil(w / r) + 1 segments); seg_stride 0, the kernel takes its own.
+// is read on the device, so the workspace holds the layout of any count: 3 x workers - 3 slot segments bound every
+// split (r < w tiles of at most ceil(w / r) + 1 segments), w - 1 slots' counters; seg_stride 0, the kernel takes its
+// own.
 struct StreamKWorkspace {
   std::size_t partials_bytes = 0, counter_bytes = 0;
   int seg_stride = 0;
