@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # device-36.sh — the device calls the thirty-sixth session prepared (no device was lent in that session). Build here,
 # `tmagemm compile-check` into .kcache, tar it (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests
-# into .carry/bin. Carry [".carry/bin", ".carry/kcache.tgz"].
+# into .carry/bin; for PART=1's pytest also the cp312 extension (lab/build-ext-cp312.sh) in .carry/py312. Carry
+# [".carry/bin", ".carry/kcache.tgz", ".carry/py312"].
 #   PART=1: correctness first. Stream-K over grouped_mm's tiles (TMAGEMM_GROUPED_STREAM_K=1, set by the tests
 #           themselves): GroupedMm.* (StreamKSharesOutThePartialWave, StreamKGivesTheSameBitsTwice,
 #           StreamKGraphReplayWithRoutingsOfOtherTileCounts among them), StreamK.* (mm's stream-K, whose fixup now
@@ -24,6 +25,12 @@ case "${PART:-1}" in
   gpu_tests "GroupedMm.*:StreamK.*:PadTma.*:EveryBackend/GraphCapture.*" 420
   checked="GroupedMm.StreamKWorstSplit*:GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*"
   memcheck_tests "$checked:PadTma.CuBlasLtOnTheCopies*" 170
+  if [ -d .carry/py312 ]; then  # the Python tests against torch._grouped_mm (stream-K among them)
+    stage "pytest"
+    PYTHONPATH=$PWD/.carry/py312 timeout 150 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_grouped.py \
+      > "$out/pytest.txt" 2>&1
+    echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR" "$out/pytest.txt" | tail -15
+  fi
   ;;
 2)
   stage "forced"

@@ -1,6 +1,7 @@
 """tmagemm.grouped_mm (python/tmagemm/_ops.py, the MoE forward) against torch._grouped_mm and a per-group float64
 reference on the same inputs: random uneven group sizes with empty groups; a CUDA graph captured once and replayed
-with new offsets; the op traced by torch.compile on meta tensors (CPU test); bad input named."""
+with new offsets; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1); the op traced by torch.compile on meta tensors
+(CPU test); bad input named."""
 
 import pytest
 import torch
@@ -87,6 +88,24 @@ def test_grouped_mm_graph_replay_with_new_offsets():
         graph.replay()
         torch.cuda.synchronize()
         assert rel_err(out, per_group_reference(a, b, ends)) <= 1e-2
+
+
+@gpu
+@pytest.mark.parametrize("config", ["persistent_tma_128x256x64_s4_c2_g8_tmastore_sk",
+                                    "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk"])
+def test_grouped_mm_stream_k_against_torch(config, monkeypatch):
+    # Stream-K over the grouped schedule's tiles (TMAGEMM_GROUPED_STREAM_K=1, read at each call): the config alone
+    # (a regex leaving no other choice), a wave and a part of its tiles, against torch._grouped_mm on the same inputs.
+    monkeypatch.setenv("TMAGEMM_GROUPED_STREAM_K", "1")
+    groups, total, n, k = 8, 2500, 2048, 1000
+    a = randn(total, k, scale=k ** -0.5, seed=330)
+    b = randn(groups, n, k, seed=331).transpose(-2, -1)  # (G, K, N), K-major
+    ends = ends_of(uneven_sizes(groups, total, seed=332)).cuda()
+    only = tmagemm.Options(tuning="heuristic", choice_regex=f"^{config}$")
+    got = tmagemm.grouped_mm(a, b, ends, out=poisoned(total, n), options=only)
+    assert rel_err(got, per_group_reference(a, b, ends)) <= 1e-2
+    expected = torch._grouped_mm(a, b, ends, out_dtype=torch.bfloat16)
+    torch.testing.assert_close(got, expected, atol=1e-1, rtol=1e-1)
 
 
 @gpu
