@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # device-36.sh — the device calls the thirty-sixth session prepared (no device was lent in that session). Build here,
 # `tmagemm compile-check` into .kcache, tar it (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests
-# into .carry/bin; for PART=1's pytest also the cp312 extension (lab/build-ext-cp312.sh) in .carry/py312. Carry
-# [".carry/bin", ".carry/kcache.tgz", ".carry/py312"].
-#   PART=1: correctness first. Stream-K over grouped_mm's tiles (TMAGEMM_GROUPED_STREAM_K=1, set by the tests
-#           themselves): GroupedMm.* (StreamKSharesOutThePartialWave, StreamKGivesTheSameBitsTwice,
-#           StreamKGraphReplayWithRoutingsOfOtherTileCounts among them), StreamK.* (mm's stream-K, whose fixup now
-#           takes its segment stride as an argument); and what the thirty-fifth session left unrun: PadTma.* (the
-#           out-misaligned rule of cuBLASLt on the copies, CuBlasLtOnTheCopiesInACapturedGraph) and the graph-capture
-#           tests of every backend. Then memcheck of the grouped stream-K tests (the worst split in a workspace of
-#           exactly its size among them) and of the pad path's captured graph.
-#   PART=2: the grouped suite forced to each grouped stream-K config and to the whole-tile configs that win its rows
+# into .carry/bin; for PART=2's pytest also the cp312 extension (lab/build-ext-cp312.sh) in .carry/py312. Carry
+# [".carry/bin", ".carry/kcache.tgz", ".carry/py312"]. Each part fits one call (600 s); in order of need:
+#   PART=1: stream-K over grouped_mm's tiles (TMAGEMM_GROUPED_STREAM_K=1, set by the tests themselves): GroupedMm.*
+#           (StreamKSharesOutThePartialWave, StreamKWorstSplitInAWorkspaceOfExactlyItsSize, StreamKGivesTheSameBitsTwice,
+#           StreamKGraphReplayWithRoutingsOfOtherTileCounts among them) and StreamK.* (mm's stream-K, whose fixup now
+#           takes its segment stride as an argument), then memcheck of the grouped stream-K tests.
+#   PART=2: what the thirty-fifth session left unrun: PadTma.* (the out-misaligned rule of cuBLASLt on the copies,
+#           CuBlasLtOnTheCopiesInACapturedGraph) and the graph-capture tests of every backend, memcheck of the pad path's
+#           captured graph; the Python grouped tests against torch._grouped_mm where the extension is carried.
+#   PART=3: the grouped suite forced to each grouped stream-K config and to the whole-tile configs that win its rows
 #           (128x192 on 8x4096x4096x14336, 128x256 2x1 elsewhere), each row's baseline in the same run.
-#   PART=3: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
+#   PART=4: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
 #           then the misaligned suite tuned (the thirty-fifth session's PART=2); the JSON tarred.
 set -u
 out=$OUT
@@ -22,23 +22,26 @@ sk="persistent_tma_128x256x64_s4_c2_g8_tmastore_sk persistent_tma_128x256x64_s4_
 sk="$sk persistent_tma_128x128x64_s6_c2_g8_tmastore_sk"
 case "${PART:-1}" in
 1)
-  gpu_tests "GroupedMm.*:StreamK.*:PadTma.*:EveryBackend/GraphCapture.*" 420
-  checked="GroupedMm.StreamKWorstSplit*:GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*"
-  memcheck_tests "$checked:PadTma.CuBlasLtOnTheCopies*" 170
-  if [ -d .carry/py312 ]; then  # the Python tests against torch._grouped_mm (stream-K among them)
+  gpu_tests "GroupedMm.*:StreamK.*" 330
+  memcheck_tests "GroupedMm.StreamKWorstSplit*:GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*" 220
+  ;;
+2)
+  gpu_tests "PadTma.*:EveryBackend/GraphCapture.*" 300
+  memcheck_tests "PadTma.CuBlasLtOnTheCopies*" 120
+  if [ -d .carry/py312 ]; then
     stage "pytest"
-    PYTHONPATH=$PWD/.carry/py312 timeout 150 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_grouped.py \
+    PYTHONPATH=$PWD/.carry/py312 timeout 120 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_grouped.py \
       > "$out/pytest.txt" 2>&1
     echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR" "$out/pytest.txt" | tail -15
   fi
   ;;
-2)
+3)
   stage "forced"
   # shellcheck disable=SC2086
   TMAGEMM_GROUPED_STREAM_K=1 lab/bench-forced.sh grouped $sk persistent_tma_128x192x64_s4_c2_g8_tmastore \
     persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore 2>&1 | tee "$out/forced.txt"
   ;;
-3)
+4)
   mkdir -p "$out/sk" "$out/nosk"
   out=$out/sk TMAGEMM_GROUPED_STREAM_K=1 BENCH_LOG=autotune bench_suites grouped:200
   fresh_db /tmp/kc/kernels; out=$out/nosk BENCH_LOG=autotune bench_suites grouped:200
