@@ -107,6 +107,10 @@ struct Backend {
   // null.
   std::string (*heuristic_pick)(const GemmProblem& problem, const runtime::DeviceInfo& device,
                                 int sm_carveout) = nullptr;
+  // What an experiment switched on in the environment adds to the tuning database's key of `problem` (it widens the
+  // backend's choices there, so a tuning with it must never answer for a call without it, nor the other way round),
+  // or empty. May be null.
+  std::string (*key_tag)(const GemmProblem& problem) = nullptr;
   // Enumeration asks a library (cuBLASLt: a handle, descriptors and its heuristic): while the backend is off, the
   // tuner lists one "backend disabled" entry instead of enumerating it.
   bool costly_enumeration = false;

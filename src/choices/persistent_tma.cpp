@@ -804,7 +804,10 @@ Backend persistent_tma_backend() {
                    }();
                    return all;
                  },
-                 .prune = &prune};
+                 .prune = &prune,
+                 .key_tag = [](const GemmProblem& p) {
+                   return std::string(p.op == Op::grouped_mm && grouped_stream_k_enabled() ? "-gsk" : "");
+                 }};
 }
 
 }  // namespace tmagemm::choices

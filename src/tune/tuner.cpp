@@ -940,7 +940,9 @@ void report_out_of_memory(const GemmProblem& p, const choices::Choice& choice, c
 }
 
 std::string database_key(const GemmProblem& p, const Options& o, const runtime::DeviceInfo& dev) {
-  const std::string filters = filter_signature(o);
+  std::string filters = filter_signature(o);
+  for (const choices::Backend& b : choices::backends())
+    if (b.key_tag && b.enabled(o)) filters += b.key_tag(p);
   return tuning_key(p, dev, o.m_buckets) + (filters.empty() ? "" : "|" + filters);
 }
 

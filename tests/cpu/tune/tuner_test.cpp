@@ -450,6 +450,32 @@ TEST_F(Tuner, GroupedStreamKIsTimedWhereTheLastWaveIsPartial) {
   EXPECT_EQ(reason_of(grouped_problem(8, 4096, 4096, 14336)), "");
 }
 
+TEST_F(Tuner, GroupedStreamKSwitchIsPartOfTheDatabaseKey) {
+  // A grouped shape tuned with the switch off never timed the stream-K configs: its stored winner must not answer
+  // once the switch is on (nor one tuned with it on answer without it, where its winner would be refused). mm's keys
+  // do not change (its stream-K configs are always timed), nor grouped_mm's when persistent TMA is off.
+  const GemmProblem g = grouped_problem(8, 4096, 4096, 14336), m = problem(4096, 4096, 4096);
+  Options o = Options::defaults_only();
+  std::string g_off, m_off, g_off_no_tma;
+  {
+    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    g_off = database_key(g, o, h200());
+    m_off = database_key(m, o, h200());
+    Options no_tma = o;
+    no_tma.persistent_tma = false;
+    g_off_no_tma = database_key(g, no_tma, h200());
+  }
+  EXPECT_EQ(g_off, tuning_key(g, h200()));
+  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  const std::string g_on = database_key(g, o, h200());
+  EXPECT_NE(g_on, g_off);
+  EXPECT_NE(g_on.find("gsk"), std::string::npos) << g_on;
+  EXPECT_EQ(database_key(m, o, h200()), m_off);
+  Options no_tma = o;
+  no_tma.persistent_tma = false;
+  EXPECT_EQ(database_key(g, no_tma, h200()), g_off_no_tma);
+}
+
 }  // namespace
 }  // namespace tmagemm::tune
 
