@@ -5,8 +5,8 @@
 // TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
 // Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
 // and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
-// its part (epilogue.cuh). The other parts, each with its contract: scheduler.cuh (tiles and stream-K units),
-// pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), trace.cuh (profiling builds' timeline).
+// its part (epilogue.cuh, tile_store.cuh). The other parts, each with its contract: scheduler.cuh (tiles and stream-K
+// units), pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), trace.cuh (profiling builds' timeline).
 //
 // FP8 (kFp8A / kFp8B: 1 e4m3, 2 e5m2): wgmma m64nWNk32 on K-major tiles of 128-element (128-byte) swizzled rows.
 // kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
@@ -68,6 +68,7 @@
 #include "scheduler.cuh"
 #include "stage_fill.cuh"
 #include "stream_k_fixup.cuh"
+#include "tile_store.cuh"
 #include "tma_desc.cuh"
 #include "trace.cuh"
 

@@ -1,6 +1,6 @@
 // window.cuh — realigning 16-bit rows: a 16-byte window at any even byte offset of two adjacent aligned 16-byte
 // pieces, in registers. Used by the pad path's row copy (repitch.cuh) and by the TMA-store epilogue's plain stores to
-// an output TMA cannot address (epilogue.cuh store_packed_chunk's Plain: store_block_realigned).
+// an output TMA cannot address (tile_store.cuh store_packed_chunk's Plain: store_block_realigned).
 #pragma once
 #include <cuda/std/cstdint>
 
