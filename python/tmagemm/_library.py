@@ -1,7 +1,8 @@
 """The torch.library ops torch.ops.tmagemm.{mm, mm_out, bmm, bmm_out, grouped_mm, grouped_mm_out, addmm, addmm_out,
 scaled_mm, scaled_mm_out},
 with fake (meta) implementations, so that torch.compile(fullgraph=True) traces models that call tmagemm and
-Inductor keeps them as extern calls; mm and bmm carry an autograd formula (through tmagemm itself).
+Inductor keeps them as extern calls; mm and bmm carry an autograd formula (through tmagemm itself), grouped_mm one
+through tmagemm for a's gradient and torch._grouped_mm for b's.
 
 Options travel as Options.to_string(), a constant of the graph. The real implementations are _ops.py's eager
 functions; the fake ones check what the output's shape depends on and leave every other rule to the real call."""
@@ -127,6 +128,49 @@ def _grouped_mm_out(a: Tensor, b: Tensor, offs: Tensor, out: Tensor, options: st
 @_grouped_mm_out.register_fake
 def _(a, b, offs, out, options=""):
     _grouped_shape(a, b, offs)
+
+
+def _grouped_setup(ctx, inputs, output):
+    a, b, offs, _, options = inputs
+    ctx.save_for_backward(a, b, offs)
+    ctx.options = options
+
+
+def _grouped_backward(ctx, grad):
+    # out[rows of g] = a[rows of g] @ b[g], so a's gradient is the same grouping against b[g]^T (this op, on b's
+    # transposed view), and b[g]'s is a[rows of g]^T @ grad[rows of g]: a product grouped along its K (the tokens),
+    # torch._grouped_mm's 2-D x 2-D form, which tmagemm has no kernel for; torch computes it, as torch's own formula for
+    # _grouped_mm does (an empty group's gradient is zero). Like torch's, a's rows past offs[G-1] (outside torch's
+    # rule, offs[G-1] = total_M) get no gradient written.
+    a, b, offs = ctx.saved_tensors
+    grad = grad.contiguous()  # e.g. the expanded gradient of a sum (strides 0)
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        ga = _grouped_mm(grad.to(b.dtype), b.mT, offs, a.dtype, ctx.options)
+    if ctx.needs_input_grad[1]:
+        g = grad.to(a.dtype)
+        if a.dtype == torch.bfloat16 and a.shape[1] % 8 == 0 and g.shape[1] % 8 == 0:
+            gb = torch._grouped_mm(a.contiguous().mT, g, offs, out_dtype=b.dtype)
+        else:
+            gb = _grouped_weight_grad_by_group(a, g, offs, b)
+    return ga, gb, None, None, None
+
+
+def _grouped_weight_grad_by_group(a, grad, offs, b):
+    # Where torch._grouped_mm cannot take the product (it takes bf16 with 16-byte row pitches only): one torch.mm per
+    # group, the offsets read on the host (a synchronisation, so not inside a CUDA graph capture), with the device
+    # kernel's reading of them: an end past total_M is clamped, one below the previous end leaves its group empty.
+    gb = torch.zeros(b.shape, dtype=b.dtype, device=b.device)
+    start, total = 0, a.shape[0]
+    for g, end in enumerate(offs.tolist()):
+        end = min(max(end, start), total)
+        if end > start:
+            gb[g] = torch.mm(a[start:end].mT, grad[start:end]).to(b.dtype)
+        start = end
+    return gb
+
+
+_grouped_mm.register_autograd(_grouped_backward, setup_context=_grouped_setup)
 
 
 def grouped_mm(a, b, offs, out_dtype, out, options):

@@ -1,7 +1,7 @@
 """tmagemm.grouped_mm (python/tmagemm/_ops.py, the MoE forward) against torch._grouped_mm and a per-group float64
 reference on the same inputs: random uneven group sizes with empty groups; a CUDA graph captured once and replayed
-with new offsets; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1); the op traced by torch.compile on meta tensors
-(CPU test); bad input named."""
+with new offsets; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1); the autograd formula against torch's; the op
+traced by torch.compile and its backward on meta tensors (CPU tests); bad input named."""
 
 import pytest
 import torch
@@ -48,6 +48,17 @@ def test_compile_traces_grouped_mm_on_meta():
     out = f(meta(100, 64), meta(4, 64, 32), meta(4, dtype=torch.int32))
     assert out.shape == (100, 32)
     assert "tmagemm.grouped_mm" in graphs[0].code
+
+
+def test_autograd_graph_of_grouped_mm():
+    # The backward on meta tensors: a's gradient through tmagemm.grouped_mm on b's transposed view, b's through
+    # torch._grouped_mm's 2-D x 2-D form; the shapes of both.
+    a = meta(100, 64).requires_grad_()
+    b = meta(4, 64, 32).requires_grad_()
+    out = tmagemm.grouped_mm(a, b, meta(4, dtype=torch.int32))
+    assert out.requires_grad and out.grad_fn is not None
+    ga, gb = torch.autograd.grad(out, (a, b), torch.ones_like(out))
+    assert ga.shape == a.shape and gb.shape == b.shape and gb.dtype == b.dtype
 
 
 def test_grouped_mm_rules():
@@ -106,6 +117,33 @@ def test_grouped_mm_stream_k_against_torch(config, monkeypatch):
     assert rel_err(got, per_group_reference(a, b, ends)) <= 1e-2
     expected = torch._grouped_mm(a, b, ends, out_dtype=torch.bfloat16)
     torch.testing.assert_close(got, expected, atol=1e-1, rtol=1e-1)
+
+
+@gpu
+@pytest.mark.parametrize("b_kmajor", [True, False])
+def test_grouped_mm_autograd_against_torch(b_kmajor):
+    # Gradients of a and b against torch._grouped_mm's autograd on the same inputs and output gradient, with an empty
+    # group (its b gradient is zero) and group sizes no tile divides; and against a per-group float64 reference.
+    groups, total, n, k = 6, 1000, 384, 256
+    a = randn(total, k, scale=k ** -0.5, seed=340).requires_grad_()
+    w = randn(groups, n, k, seed=341) if b_kmajor else randn(groups, k, n, seed=341)
+    w.requires_grad_()
+    b = w.transpose(-2, -1) if b_kmajor else w
+    ends = ends_of(uneven_sizes(groups, total, seed=342)).cuda()
+    grad = randn(total, n, scale=n ** -0.5, seed=343)
+    ga, gw = torch.autograd.grad(tmagemm.grouped_mm(a, b, ends), (a, w), grad)
+    ra, rw = torch.autograd.grad(torch._grouped_mm(a, b, ends, out_dtype=torch.bfloat16), (a, w), grad)
+    torch.testing.assert_close(ga, ra, atol=1e-1, rtol=1e-1)
+    torch.testing.assert_close(gw, rw, atol=1e-1, rtol=1e-1)
+    # float64: a's gradient per group against b[g]^T, b's per group a_g^T @ grad_g (zero for the empty group 1)
+    start, ref_w = 0, torch.zeros(groups, k, n, dtype=torch.float64, device="cuda")
+    for g, end in enumerate(ends.tolist()):
+        ref_w[g] = a[start:end].detach().double().T @ grad[start:end].double()
+        start = end
+    ref_a = per_group_reference(grad, b.detach().transpose(-2, -1), ends)
+    gb = gw.transpose(-2, -1) if b_kmajor else gw
+    assert rel_err(ga, ref_a) <= 1e-2 and rel_err(gb, ref_w) <= 1e-2
+    assert gb[1].abs().max().item() == 0.0
 
 
 @gpu

@@ -408,6 +408,28 @@ void launch_bias_act(Context& ctx, CUfunction fn, int vec, void* out, const void
     throw std::runtime_error("bias + activation kernel launch failed");
 }
 
+// tmagemm's first call of a row (it also tunes, under TMAGEMM_TUNING=benchmark), then the choice it runs, from
+// `explain`. A call that throws marks the row as an error and clears `ours` (the row is not timed); an explain that
+// throws leaves the choice "?".
+void first_call(Context& ctx, Row& row, std::function<void()>& ours, const std::string& what,
+                const std::function<Explanation()>& explain) {
+  try {
+    ours();
+    cuda_check(cudaStreamSynchronize(ctx.stream), (what + " (synchronize)").c_str());
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.error = e.what();
+    ours = nullptr;
+    return;
+  }
+  try {
+    for (const ChoiceReport& c : explain().choices)
+      if (c.selected) row.choice = c.name;
+  } catch (const std::exception&) {
+    row.choice = "?";
+  }
+}
+
 // The baseline algorithms (indices 0..count-1) that run: each is launched once with `run` and awaited; one that
 // throws is left out. Throws when none runs.
 std::vector<int> runnable_algos(Context& ctx, int count, const std::function<void(int)>& run) {
@@ -805,25 +827,11 @@ Row bench_mm(Context& ctx, const Suite& suite, const BenchShape& shape, DType dt
     else
       tmagemm::mm(a, b, out, ctx.options);
   };
-  try {
-    ours();
-    cuda_check(cudaStreamSynchronize(ctx.stream), ("tmagemm::" + suite.op + " (synchronize)").c_str());
-  } catch (const std::exception& e) {
-    row.status = "error";
-    row.error = e.what();
-    ours = nullptr;
-  }
-  if (ours) {
-    try {
-      const Explanation ex = is_addmm ? tmagemm::explain_addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options)
-                             : is_bmm ? tmagemm::explain_bmm(a, b, out, ctx.options)
-                                      : tmagemm::explain_mm(a, b, out, ctx.options);
-      for (const ChoiceReport& c : ex.choices)
-        if (c.selected) row.choice = c.name;
-    } catch (const std::exception&) {
-      row.choice = "?";
-    }
-  }
+  first_call(ctx, row, ours, "tmagemm::" + suite.op, [&] {
+    return is_addmm ? tmagemm::explain_addmm(bias, a, b, out, 1.0f, 1.0f, epi.act, ctx.options)
+           : is_bmm ? tmagemm::explain_bmm(a, b, out, ctx.options)
+                    : tmagemm::explain_mm(a, b, out, ctx.options);
+  });
 
   // cuBLASLt: its top heuristic algorithms, each run once (one that fails is left out). The best of them is
   // chosen further down by a timed trial on a hot card; each is checked against the CPU reference first.
@@ -938,16 +946,8 @@ Row bench_grouped(Context& ctx, const Suite& suite, const BenchShape& shape, DTy
   const TensorView offs_view = TensorView::contiguous(doffs.get(), DType::i32, {G}, ctx.device);
   const TensorView out = TensorView::contiguous(dc_ours.get(), dtype, {M, N}, ctx.device);
   std::function<void()> ours = [&] { tmagemm::grouped_mm(a, b, offs_view, out, ctx.options); };
-  try {
-    ours();
-    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::grouped_mm (synchronize)");
-    for (const ChoiceReport& c : tmagemm::explain_grouped_mm(a, b, offs_view, out, ctx.options).choices)
-      if (c.selected) row.choice = c.name;
-  } catch (const std::exception& e) {
-    row.status = "error";
-    row.error = e.what();
-    ours = nullptr;
-  }
+  first_call(ctx, row, ours, "tmagemm::grouped_mm",
+             [&] { return tmagemm::explain_grouped_mm(a, b, offs_view, out, ctx.options); });
 
   std::unique_ptr<GroupedBaseline> base;
   std::vector<int> algos;
@@ -1072,16 +1072,8 @@ Row bench_scaled_mm(Context& ctx, const Suite& suite, const BenchShape& shape) {
   const TensorView* bias_arg = with_bias ? &bias : nullptr;
 
   std::function<void()> ours = [&] { tmagemm::scaled_mm(a, b, sa, sb, bias_arg, out, fast, ctx.options); };
-  try {
-    ours();
-    cuda_check(cudaStreamSynchronize(ctx.stream), "tmagemm::scaled_mm (synchronize)");
-    for (const ChoiceReport& c : tmagemm::explain_scaled_mm(a, b, sa, sb, bias_arg, out, fast, ctx.options).choices)
-      if (c.selected) row.choice = c.name;
-  } catch (const std::exception& e) {
-    row.status = "error";
-    row.error = e.what();
-    ours = nullptr;
-  }
+  first_call(ctx, row, ours, "tmagemm::scaled_mm",
+             [&] { return tmagemm::explain_scaled_mm(a, b, sa, sb, bias_arg, out, fast, ctx.options); });
 
   std::unique_ptr<CublasLtMatmul> lt;
   std::vector<int> algos;
