@@ -2,7 +2,8 @@
 scaled_mm, scaled_mm_out},
 with fake (meta) implementations, so that torch.compile(fullgraph=True) traces models that call tmagemm and
 Inductor keeps them as extern calls; mm and bmm carry an autograd formula (through tmagemm itself), grouped_mm one
-through tmagemm for a's gradient and torch._grouped_mm for b's.
+through tmagemm for a's gradient and torch._grouped_mm for b's, addmm one through tmagemm's mm (and, for gelu and
+silu, the pre-activation computed again).
 
 Options travel as Options.to_string(), a constant of the graph. The real implementations are _ops.py's eager
 functions; the fake ones check what the output's shape depends on and leave every other rule to the real call."""
@@ -195,6 +196,45 @@ def _addmm(bias: Tensor, a: Tensor, b: Tensor, beta: float = 1.0, alpha: float =
 @_addmm.register_fake
 def _(bias, a, b, beta=1.0, alpha=1.0, activation="none", out_dtype=None, options=""):
     return a.new_empty(_mm_shape(a, b, "addmm"), dtype=out_dtype or a.dtype)
+
+
+def _addmm_setup(ctx, inputs, output):
+    bias, a, b, beta, alpha, activation, _, options = inputs
+    ctx.save_for_backward(bias, a, b, output)
+    ctx.beta, ctx.alpha, ctx.activation, ctx.options = beta, alpha, activation, options
+
+
+def _addmm_backward(ctx, grad):
+    # out = act(z), z = beta * bias + alpha * (a @ b). The activation's derivative from the output where torch's own
+    # takes it from there (relu, sigmoid), else from z computed again (one more GEMM: the fused forward keeps no z);
+    # then a's and b's gradients through tmagemm's mm on transposed views, the bias's summed over the rows or columns
+    # it was broadcast along (in fp32).
+    bias, a, b, out = ctx.saved_tensors
+    act, grad = ctx.activation, grad.contiguous()
+    if act == "relu":
+        gz = torch.ops.aten.threshold_backward(grad, out, 0)
+    elif act == "sigmoid":
+        gz = torch.ops.aten.sigmoid_backward(grad, out)
+    elif act in ("gelu", "gelu_tanh", "silu"):
+        z = _addmm(bias, a, b, ctx.beta, ctx.alpha, "none", out.dtype, ctx.options)
+        if act == "silu":
+            gz = torch.ops.aten.silu_backward(grad, z)
+        else:
+            gz = torch.ops.aten.gelu_backward(grad, z, approximate="tanh" if act == "gelu_tanh" else "none")
+    else:
+        gz = grad
+    gbias = ga = gb = None
+    if ctx.needs_input_grad[0]:
+        gbias = (gz.float().sum_to_size(bias.shape) * ctx.beta).to(bias.dtype)
+    gab = gz.to(a.dtype) if ctx.alpha == 1.0 else (gz.float() * ctx.alpha).to(a.dtype)
+    if ctx.needs_input_grad[1]:
+        ga = torch.ops.tmagemm.mm(gab, b.mT, a.dtype, ctx.options)
+    if ctx.needs_input_grad[2]:
+        gb = torch.ops.tmagemm.mm(a.mT, gab, b.dtype, ctx.options)
+    return gbias, ga, gb, None, None, None, None, None
+
+
+_addmm.register_autograd(_addmm_backward, setup_context=_addmm_setup)
 
 
 @torch.library.custom_op("tmagemm::addmm_out", mutates_args=("out",))

@@ -77,6 +77,18 @@ def test_fake_shape_rules(call, words):
         call()
 
 
+@pytest.mark.parametrize("activation", [None, "relu", "gelu_tanh", "silu", "sigmoid"])
+@pytest.mark.parametrize("bias_shape", [(8,), (1, 8), (16, 1), (16, 8)])
+def test_autograd_graph_of_addmm(activation, bias_shape):
+    bias = meta(*bias_shape).requires_grad_()
+    a = meta(16, 32).requires_grad_()
+    b = meta(32, 8).requires_grad_()
+    out = tmagemm.addmm(bias, a, b, beta=0.5, alpha=2.0, activation=activation)
+    assert out.requires_grad and out.grad_fn is not None
+    gbias, ga, gb = torch.autograd.grad(out, (bias, a, b), torch.ones_like(out))
+    assert gbias.shape == bias.shape and ga.shape == a.shape and gb.shape == b.shape
+
+
 def test_autograd_graph_of_mm():
     a = meta(16, 32).requires_grad_()
     b = meta(32, 8).requires_grad_()

@@ -1,6 +1,6 @@
 """Every op of the package against torch on the same inputs (python/tmagemm/_ops.py): tmagemm.mm vs torch.mm,
-addmm vs torch.addmm and torch._addmm_activation, scaled_mm vs torch._scaled_mm, bmm vs torch.bmm; with torch's
-tolerances (test_matmul_cuda's test_cublas_addmm for 16-bit: atol = rtol = 1e-1; test_scaled_matmul_cuda's
+addmm vs torch.addmm and torch._addmm_activation (its gradients vs torch's autograd), scaled_mm vs torch._scaled_mm,
+bmm vs torch.bmm; with torch's tolerances (test_matmul_cuda's test_cublas_addmm for 16-bit: atol = rtol = 1e-1; test_scaled_matmul_cuda's
 test_scaled_mm_vs_emulated for FP8: 7e-2 for 16-bit out, 3e-3 for float32) and a relative-norm error against a
 float64 reference. Outputs are poisoned with NaN before the call; inputs are seeded random normals. GPU tests."""
 
@@ -177,6 +177,30 @@ def test_autograd_against_torch(batched):
     ra, rb = torch.autograd.grad(torch.matmul(a, b), (a, b), grad)
     torch.testing.assert_close(ga, ra, **TOL16)
     torch.testing.assert_close(gb, rb, **TOL16)
+
+
+@gpu
+@pytest.mark.parametrize("activation", [None, "relu", "gelu_tanh", "silu"])
+@pytest.mark.parametrize("bias_shape", [(384,), (200, 384)])
+def test_addmm_autograd_against_torch(activation, bias_shape):
+    # The gradients of bias, a and b against torch's autograd of the unfused ops (torch.addmm, then the activation) on
+    # the same inputs and output gradient, and against float64 ones.
+    acts = {None: lambda z: z, "relu": torch.relu, "silu": torch.nn.functional.silu,
+            "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh")}
+    bias = randn(*bias_shape, seed=60).requires_grad_()
+    a = randn(200, 320, scale=320 ** -0.5, seed=61).requires_grad_()
+    b = randn(320, 384, seed=62).requires_grad_()
+    grad = randn(200, 384, seed=63)
+    got = torch.autograd.grad(tmagemm.addmm(bias, a, b, beta=0.5, alpha=2.0, activation=activation),
+                              (bias, a, b), grad)
+    expected = torch.autograd.grad(acts[activation](torch.addmm(bias, a, b, beta=0.5, alpha=2.0)), (bias, a, b), grad)
+    leaves = [t.detach().double().requires_grad_() for t in (bias, a, b)]
+    ref = torch.autograd.grad(acts[activation](0.5 * leaves[0] + 2.0 * (leaves[1] @ leaves[2])), leaves,
+                              grad.double())
+    for g, e, r in zip(got, expected, ref):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        torch.testing.assert_close(g, e, atol=2e-1, rtol=1e-1)
+        assert rel_err(g, r) <= 2e-2
 
 
 @gpu
