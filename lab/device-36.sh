@@ -9,7 +9,8 @@
 #           takes its segment stride as an argument), then memcheck of the grouped stream-K tests.
 #   PART=2: what the thirty-fifth session left unrun: PadTma.* (the out-misaligned rule of cuBLASLt on the copies,
 #           CuBlasLtOnTheCopiesInACapturedGraph) and the graph-capture tests of every backend, memcheck of the pad path's
-#           captured graph; the Python grouped tests against torch._grouped_mm where the extension is carried.
+#           captured graph; the Python grouped tests against torch._grouped_mm (their autograd formula among them) and
+#           addmm's autograd against torch's, where the extension is carried (built here from PART=1's headers).
 #   PART=3: the grouped suite forced to each grouped stream-K config and to the whole-tile configs that win its rows
 #           (128x192 on 8x4096x4096x14336, 128x256 2x1 elsewhere), each row's baseline in the same run.
 #   PART=4: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
@@ -24,14 +25,17 @@ case "${PART:-1}" in
 1)
   gpu_tests "GroupedMm.*:StreamK.*" 330
   memcheck_tests "GroupedMm.StreamKWorstSplit*:GroupedMm.StreamKGivesTheSameBitsTwice:GroupedMm.StreamKGraphReplay*" 220
+  # CPython 3.12's headers, for lab/build-ext-cp312.sh here (PY312_INCLUDE=<untarred>/usr/include/python3.12,
+  # PYCONFIG=<untarred>/usr/include/x86_64-linux-gnu/python3.12/pyconfig.h): PART=2's pytest needs the extension.
+  tar czf "$out/py312-include.tgz" -C / usr/include/python3.12 usr/include/x86_64-linux-gnu/python3.12 2>&1 | tail -2
   ;;
 2)
   gpu_tests "PadTma.*:EveryBackend/GraphCapture.*" 300
   memcheck_tests "PadTma.CuBlasLtOnTheCopies*" 120
   if [ -d .carry/py312 ]; then
     stage "pytest"
-    PYTHONPATH=$PWD/.carry/py312 timeout 120 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_grouped.py \
-      > "$out/pytest.txt" 2>&1
+    PYTHONPATH=$PWD/.carry/py312 timeout 150 python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_grouped.py \
+      "tests/python/test_ops.py::test_addmm_autograd_against_torch" tests/python/test_library.py > "$out/pytest.txt" 2>&1
     echo "rc=$?"; grep -E "passed|failed|error|FAILED|ERROR" "$out/pytest.txt" | tail -15
   fi
   ;;
