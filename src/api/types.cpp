@@ -51,10 +51,10 @@ void check_rank(std::size_t n, const char* what) {
     throw Error(ErrorCode::invalid_argument,
                 std::string(what) + ": rank must be 1, 2 or 3, got " + std::to_string(n));
 }
-}  // namespace
 
-TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list<int64_t> sizes, int device) {
-  check_rank(sizes.size(), "TensorView::contiguous sizes");
+// A view of `sizes` (rank checked, named `what` in the error), strides left for the caller.
+TensorView shaped(void* data, DType dtype, std::initializer_list<int64_t> sizes, int device, const char* what) {
+  check_rank(sizes.size(), what);
   TensorView v;
   v.data = data;
   v.dtype = dtype;
@@ -62,6 +62,12 @@ TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list
   v.device = device;
   int i = 0;
   for (int64_t s : sizes) v.sizes[i++] = s;
+  return v;
+}
+}  // namespace
+
+TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list<int64_t> sizes, int device) {
+  TensorView v = shaped(data, dtype, sizes, device, "TensorView::contiguous sizes");
   int64_t stride = 1;
   for (int d = v.rank - 1; d >= 0; --d) {
     v.strides[d] = stride;
@@ -72,17 +78,10 @@ TensorView TensorView::contiguous(void* data, DType dtype, std::initializer_list
 
 TensorView TensorView::strided(void* data, DType dtype, std::initializer_list<int64_t> sizes,
                                std::initializer_list<int64_t> strides, int device) {
-  check_rank(sizes.size(), "TensorView::strided sizes");
+  TensorView v = shaped(data, dtype, sizes, device, "TensorView::strided sizes");
   if (strides.size() != sizes.size())
     throw Error(ErrorCode::invalid_argument, "TensorView::strided: sizes and strides must have the same length");
-  TensorView v;
-  v.data = data;
-  v.dtype = dtype;
-  v.rank = static_cast<int>(sizes.size());
-  v.device = device;
   int i = 0;
-  for (int64_t s : sizes) v.sizes[i++] = s;
-  i = 0;
   for (int64_t s : strides) v.strides[i++] = s;
   return v;
 }
