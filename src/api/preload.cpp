@@ -34,20 +34,22 @@ PreloadStats preload(const tune::Model& model, int device, const Options& option
   std::vector<GemmProblem> runs;
   PreloadStats stats = tune::preload(model, device, options, warm ? &runs : nullptr);
   if (!runs.empty()) {
-    // One scratch block holding the largest operands of any run, each 256-byte aligned (the stand-ins' alignment).
-    std::size_t a = 0, b = 0, out = 0, bias = 0, sa = 0, sb = 0;
+    // One scratch block holding the largest operands of any run, each 256-byte aligned (the stand-ins' alignment),
+    // zeroed: grouped_mm's offsets are then all 0 (every group empty), so its kernel loads and writes nothing.
+    enum Slot { kA, kB, kOut, kBias, kScaleA, kScaleB, kOffs, kSlots };
+    std::size_t bytes[kSlots] = {};
     for (const GemmProblem& p : runs) {
-      a = std::max(a, span_bytes(p.a, p.batch));
-      b = std::max(b, span_bytes(p.b, p.batch));
-      out = std::max(out, span_bytes(p.out, p.batch));
-      bias = std::max(bias, span_bytes(p.bias, 1));
-      sa = std::max(sa, static_cast<std::size_t>(p.m) * sizeof(float));
-      sb = std::max(sb, static_cast<std::size_t>(p.n) * sizeof(float));
+      bytes[kA] = std::max(bytes[kA], span_bytes(p.a, p.batch));
+      bytes[kB] = std::max(bytes[kB], span_bytes(p.b, p.batch));
+      bytes[kOut] = std::max(bytes[kOut], span_bytes(p.out, p.batch));
+      bytes[kBias] = std::max(bytes[kBias], span_bytes(p.bias, 1));
+      bytes[kScaleA] = std::max(bytes[kScaleA], static_cast<std::size_t>(p.m) * sizeof(float));
+      bytes[kScaleB] = std::max(bytes[kScaleB], static_cast<std::size_t>(p.n) * sizeof(float));
+      if (p.group_ends) bytes[kOffs] = std::max(bytes[kOffs], static_cast<std::size_t>(p.batch) * sizeof(int32_t));
     }
-    const std::size_t offsets[] = {0, round_up(a), round_up(a) + round_up(b), round_up(a) + round_up(b) + round_up(out),
-                                   round_up(a) + round_up(b) + round_up(out) + round_up(bias),
-                                   round_up(a) + round_up(b) + round_up(out) + round_up(bias) + round_up(sa)};
-    const std::size_t total = offsets[5] + round_up(sb);
+    std::size_t offsets[kSlots + 1] = {};
+    for (int i = 0; i < kSlots; ++i) offsets[i + 1] = offsets[i] + round_up(bytes[i]);
+    const std::size_t total = offsets[kSlots];
     runtime::check_cuda(cudaSetDevice(device), "cudaSetDevice");
     const runtime::DeviceMem scratch(total, "cudaMalloc(preload scratch)");
     char* base = static_cast<char*>(scratch.ptr);
@@ -55,12 +57,13 @@ PreloadStats preload(const tune::Model& model, int device, const Options& option
     Options o = options;
     o.tuning = Tuning::cached_only;
     for (GemmProblem p : runs) {
-      p.a.data = base + offsets[0];
-      p.b.data = base + offsets[1];
-      p.out.data = base + offsets[2];
-      if (p.bias.data) p.bias.data = base + offsets[3];
-      if (p.scale_a) p.scale_a = reinterpret_cast<const float*>(base + offsets[4]);
-      if (p.scale_b) p.scale_b = reinterpret_cast<const float*>(base + offsets[5]);
+      p.a.data = base + offsets[kA];
+      p.b.data = base + offsets[kB];
+      p.out.data = base + offsets[kOut];
+      if (p.bias.data) p.bias.data = base + offsets[kBias];
+      if (p.scale_a) p.scale_a = reinterpret_cast<const float*>(base + offsets[kScaleA]);
+      if (p.scale_b) p.scale_b = reinterpret_cast<const float*>(base + offsets[kScaleB]);
+      if (p.group_ends) p.group_ends = reinterpret_cast<const int32_t*>(base + offsets[kOffs]);
       dispatch::run(p, o);
       ++stats.warm_runs;
     }

@@ -75,7 +75,8 @@ ModelWeight parse_weight(const Reader& r, const json& w, std::size_t i) {
   const std::string at = fmt::format("weights[{}]", i);
   if (!w.is_object()) r.fail(at, "must be an object {\"n\": .., \"k\": .., ...}");
   r.only(w, at,
-         {"name", "op", "n", "k", "dtype", "out_dtype", "layout", "bias", "activation", "scale", "fast_accum"});
+         {"name", "op", "n", "k", "groups", "dtype", "out_dtype", "layout", "bias", "activation", "scale",
+          "fast_accum"});
   ModelWeight m;
   m.name = w.contains("name") ? r.text(w["name"], at + ".name") : at;
   const std::string op = w.contains("op") ? r.text(w["op"], at + ".op") : "mm";
@@ -85,8 +86,16 @@ ModelWeight parse_weight(const Reader& r, const json& w, std::size_t i) {
     m.op = Op::addmm;
   else if (op == "scaled_mm")
     m.op = Op::scaled_mm;
+  else if (op == "grouped_mm")
+    m.op = Op::grouped_mm;
   else
-    r.fail(at + ".op", fmt::format("'{}' is not accepted (mm, addmm or scaled_mm)", op));
+    r.fail(at + ".op", fmt::format("'{}' is not accepted (mm, addmm, scaled_mm or grouped_mm)", op));
+  if (m.op == Op::grouped_mm) {
+    if (!w.contains("groups")) r.fail(at + ".groups", "is missing (grouped_mm's expert count G is required)");
+    m.groups = r.integer(w["groups"], at + ".groups", 1, kModelMaxGroups);
+  } else if (w.contains("groups")) {
+    r.fail(at + ".groups", "only grouped_mm takes groups");
+  }
   for (const char* f : {"n", "k"})
     if (!w.contains(f)) r.fail(at + "." + f, "is missing (the weight's extents N and K are required)");
   constexpr int64_t kMaxExtent = (int64_t{1} << 31) - 1;
@@ -157,14 +166,16 @@ ModelWeight parse_weight(const Reader& r, const json& w, std::size_t i) {
 
 // The fields of a weight that decide its tuning keys (not its name).
 auto shape_of(const ModelWeight& w) {
-  return std::tuple(static_cast<int>(w.op), w.n, w.k, static_cast<int>(w.dtype), static_cast<int>(w.out_dtype),
+  return std::tuple(static_cast<int>(w.op), w.n, w.k, w.groups, static_cast<int>(w.dtype), static_cast<int>(w.out_dtype),
                     w.b_col_major, w.bias, static_cast<int>(w.activation), static_cast<int>(w.scale), w.fast_accum);
 }
 
 }  // namespace
 
 std::string ModelWeight::describe() const {
-  std::string s = fmt::format("{} {}x{} {} {}", to_string(op), n, k, to_string(dtype), b_col_major ? "rc" : "rr");
+  std::string s = op == Op::grouped_mm ? fmt::format("{} {}x{}x{}", to_string(op), groups, n, k)
+                                        : fmt::format("{} {}x{}", to_string(op), n, k);
+  s += fmt::format(" {} {}", to_string(dtype), b_col_major ? "rc" : "rr");
   if (out_dtype != dtype) s += fmt::format("->{}", to_string(out_dtype));
   if (op == Op::addmm) s += fmt::format(" bias{}", activation == Activation::none ? "" : std::string("+") + to_string(activation));
   if (op == Op::scaled_mm)
@@ -216,7 +227,7 @@ GemmProblem model_problem(const ModelWeight& w, int64_t m, int device) {
   // Stand-in addresses: 256-byte aligned, far apart; only their alignment is read.
   constexpr uintptr_t kA = uintptr_t{0x7e0000000000}, kB = uintptr_t{0x7e4000000000}, kOut = uintptr_t{0x7e8000000000},
                       kBias = uintptr_t{0x7ec000000000}, kScaleA = uintptr_t{0x7ed000000000},
-                      kScaleB = uintptr_t{0x7ee000000000};
+                      kScaleB = uintptr_t{0x7ee000000000}, kOffs = uintptr_t{0x7ef000000000};
   GemmProblem p;
   p.op = w.op;
   p.device = device;
@@ -254,6 +265,11 @@ GemmProblem model_problem(const ModelWeight& w, int64_t m, int device) {
   p.a = matrix(kA, w.dtype, m, w.k, false);
   p.b = matrix(kB, w.dtype, w.k, w.n, w.b_col_major);
   p.out = matrix(kOut, w.out_dtype, m, w.n, false);
+  if (w.op == Op::grouped_mm) {  // b (G, K, N), the experts' matrices one after the other
+    p.batch = w.groups;
+    p.b.batch_stride = w.groups > 1 ? w.k * w.n : 0;
+    p.group_ends = reinterpret_cast<const int32_t*>(kOffs);
+  }
   if (w.bias) {
     p.bias_kind = BiasKind::row_vector;
     p.bias.data = reinterpret_cast<const void*>(kBias);

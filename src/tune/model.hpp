@@ -16,11 +16,13 @@
 
 namespace tmagemm::tune {
 
-// One weight of the model: out(M, N) = a(M, K) @ b(K, N) for every M of the model's range.
+// One weight of the model: out(M, N) = a(M, K) @ b(K, N) for every M of the model's range; grouped_mm: G experts'
+// weights b (G, K, N), M the tokens of one call (total_M), routed to the experts by offsets on the device.
 struct ModelWeight {
   std::string name;                          // "weights[i]" when the file gives none
-  Op op = Op::mm;                            // mm, addmm or scaled_mm
+  Op op = Op::mm;                            // mm, addmm, scaled_mm or grouped_mm
   int64_t n = 0, k = 0;
+  int64_t groups = 1;                        // grouped_mm: the experts G
   DType dtype = DType::bf16;                 // a and b: bf16 or f16 (mm, addmm), e4m3 (scaled_mm)
   DType out_dtype = DType::bf16;             // bf16, f16 or f32 (mm, addmm: dtype unless given)
   bool b_col_major = true;                   // layout "rc" (b = W^T of a row-major (N, K) weight) or "rr"
@@ -38,6 +40,8 @@ struct Model {
 
 // The largest m_max a model file may ask for.
 inline constexpr int64_t kModelMaxRows = int64_t{1} << 20;
+// The most experts a grouped_mm weight may have (the backends' own limits are theirs: can_implement says).
+inline constexpr int64_t kModelMaxGroups = int64_t{1} << 16;
 
 // Parses a model file's text. Throws Error(invalid_argument) naming `origin`, the field (e.g. "weights[2].layout")
 // and the rule for malformed JSON, a missing or unknown field, a value of the wrong type or out of range, a bad M
@@ -54,8 +58,9 @@ struct ModelJob {
 std::vector<ModelJob> model_jobs(const Model& model);
 
 // The canonical problem of weight `w` with M rows on `device`, with 256-byte aligned stand-in addresses (contiguous
-// a, b and out, a contiguous (N) bias, rowwise scales (M, 1) and (1, N) or tensorwise ones): the problem
-// make_mm_problem / make_addmm_problem / make_scaled_mm_problem build for such tensors, so its tuning key is theirs.
+// a, b and out, a contiguous (N) bias, rowwise scales (M, 1) and (1, N) or tensorwise ones, grouped_mm's (G) int32
+// offsets): the problem make_mm_problem / make_addmm_problem / make_scaled_mm_problem / make_grouped_mm_problem build
+// for such tensors, so its tuning key is theirs.
 GemmProblem model_problem(const ModelWeight& w, int64_t m, int device);
 
 struct JobResult {

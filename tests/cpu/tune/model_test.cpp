@@ -1,6 +1,6 @@
 // model_test.cpp — the model file of offline tuning without a GPU: a valid file and its defaults, every kind of bad
 // input named by field and rule (before any GPU work), the jobs (one per weight and shape bucket of the M range,
-// identical weights once), and that a job's problem has the tuning key of a real call of its shape (the validator's
+// identical weights once; grouped_mm's experts by token class), and that a job's problem has the tuning key of a real call of its shape (the validator's
 // problem for contiguous tensors; device memory faked with set_pointer_query).
 #include <gtest/gtest.h>
 
@@ -82,7 +82,15 @@ TEST(ModelFile, BadInputNamesTheFieldAndTheRule) {
       {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 0, \"k\": 1}]"), "weights[0].n: 0 is out of range"},
       {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"nn\": 1}]"), "weights[0].nn: unknown field"},
       {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"op\": \"bmm\"}]"),
-       "weights[0].op: 'bmm' is not accepted (mm, addmm or scaled_mm)"},
+       "weights[0].op: 'bmm' is not accepted (mm, addmm, scaled_mm or grouped_mm)"},
+      {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"op\": \"grouped_mm\"}]"),
+       "weights[0].groups: is missing (grouped_mm's expert count G is required)"},
+      {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"op\": \"grouped_mm\", \"groups\": 0}]"),
+       "weights[0].groups: 0 is out of range: 1 <= weights[0].groups <= 65536"},
+      {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"groups\": 8}]"),
+       "weights[0].groups: only grouped_mm takes groups"},
+      {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"op\": \"grouped_mm\", \"groups\": 8, \"bias\": true}]"),
+       "weights[0].bias: only addmm and scaled_mm take a bias"},
       {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"dtype\": \"f32\"}]"),
        "weights[0].dtype: 'f32' is not accepted (bf16 or f16)"},
       {doc("\"m\": [1, 64]", "\"weights\": [{\"n\": 8, \"k\": 8, \"layout\": \"cr\"}]"),
@@ -130,6 +138,26 @@ TEST(ModelFile, JobsAreEveryBucketOfTheRangePerWeightOnce) {
   EXPECT_EQ(pj.back().bucket, (MBucket{257, 320}));
 }
 
+TEST(ModelFile, GroupedWeightsTuneEveryTokenClassOfTheRange) {
+  // A MoE layer's experts: grouped_mm over G matrices; M counts the tokens of a call, bucketed by power of two (the
+  // grouped tuning key's class), so 1..8192 tokens are 14 jobs. Another expert count is another shape.
+  const Model m = parse_model(R"({"m": [1, 8192], "weights": [
+      {"name": "experts.up", "op": "grouped_mm", "groups": 8, "n": 14336, "k": 4096},
+      {"name": "experts.down", "op": "grouped_mm", "groups": 8, "n": 4096, "k": 14336, "layout": "rr"},
+      {"name": "experts.up.g64", "op": "grouped_mm", "groups": 64, "n": 14336, "k": 4096}]})",
+                              "moe.json");
+  ASSERT_EQ(m.weights.size(), 3u);
+  EXPECT_EQ(m.weights[0].op, Op::grouped_mm);
+  EXPECT_EQ(m.weights[0].groups, 8);
+  EXPECT_EQ(m.weights[0].describe(), "grouped_mm 8x14336x4096 bf16 rc");
+  EXPECT_FALSE(m.weights[1].b_col_major);
+  const auto jobs = model_jobs(m);
+  EXPECT_EQ(jobs.size(), 3u * 14u);
+  EXPECT_EQ(jobs[0].bucket, (MBucket{1, 1}));
+  EXPECT_EQ(jobs[2].bucket, (MBucket{3, 4}));
+  EXPECT_EQ(jobs[13].bucket, (MBucket{4097, 8192}));
+}
+
 void* at(uintptr_t addr) { return reinterpret_cast<void*>(addr); }
 
 class ModelProblem : public ::testing::Test {
@@ -148,7 +176,9 @@ TEST_F(ModelProblem, HasTheTuningKeyOfARealCall) {
       {"n": 14336, "k": 4096}, {"n": 4096, "k": 4095, "layout": "rr", "dtype": "f16"}, {"n": 1, "k": 1},
       {"op": "addmm", "n": 6144, "k": 4096, "activation": "silu", "out_dtype": "f32"},
       {"op": "scaled_mm", "n": 14336, "k": 4096, "bias": true},
-      {"op": "scaled_mm", "n": 4096, "k": 4096, "scale": "tensorwise", "out_dtype": "f32"}]})",
+      {"op": "scaled_mm", "n": 4096, "k": 4096, "scale": "tensorwise", "out_dtype": "f32"},
+      {"op": "grouped_mm", "groups": 8, "n": 14336, "k": 4096},
+      {"op": "grouped_mm", "groups": 1, "n": 2048, "k": 7168, "layout": "rr", "dtype": "f16"}]})",
                               "keys.json");
   for (const ModelWeight& w : m.weights)
     for (int64_t rows : {1, 7, 17, 3000}) {
@@ -156,11 +186,19 @@ TEST_F(ModelProblem, HasTheTuningKeyOfARealCall) {
       const TensorView a = TensorView::contiguous(at(0x7e0000000000), w.dtype, {rows, w.k});
       const TensorView b = w.b_col_major ? TensorView::contiguous(at(0x7e4000000000), w.dtype, {w.n, w.k}).t()
                                          : TensorView::contiguous(at(0x7e4000000000), w.dtype, {w.k, w.n});
+      // grouped_mm: b (G, K, N), the experts' (N, K) weights transposed (rc) or (K, N) ones (rr), one after another
+      const TensorView experts = w.b_col_major
+                                     ? TensorView::strided(at(0x7e4000000000), w.dtype, {w.groups, w.k, w.n},
+                                                           {w.k * w.n, 1, w.k})
+                                     : TensorView::contiguous(at(0x7e4000000000), w.dtype, {w.groups, w.k, w.n});
+      const TensorView offs = TensorView::contiguous(at(0x7ef000000000), DType::i32, {w.groups});
       const TensorView out = TensorView::contiguous(at(0x7e8000000000), w.out_dtype, {rows, w.n});
       const TensorView bias = TensorView::contiguous(at(0x7ec000000000), w.out_dtype, {w.n});
       GemmProblem real;
       if (w.op == Op::mm) {
         real = make_mm_problem(a, b, out);
+      } else if (w.op == Op::grouped_mm) {
+        real = make_grouped_mm_problem(a, experts, offs, out);
       } else if (w.op == Op::addmm) {
         real = make_addmm_problem(bias, a, b, out, 1.0f, 1.0f, w.activation);
       } else {
@@ -178,6 +216,9 @@ TEST_F(ModelProblem, HasTheTuningKeyOfARealCall) {
       EXPECT_EQ(mine.out.row_stride, real.out.row_stride);
       EXPECT_EQ(mine.bias.col_stride, real.bias.col_stride);
       EXPECT_EQ(mine.scale_kind, real.scale_kind);
+      EXPECT_EQ(mine.batch, real.batch);
+      EXPECT_EQ(mine.b.batch_stride, real.b.batch_stride);
+      EXPECT_EQ(mine.group_ends, real.group_ends);
     }
 }
 

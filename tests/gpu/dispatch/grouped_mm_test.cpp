@@ -4,8 +4,8 @@
 // group's rows against the reference of that group alone, rows past the last group untouched; a CUDA graph
 // captured once and replayed with new offsets; the tuned call, and a new routing of the same shape that does not tune
 // again; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1) forced on partial waves, twice for the same bits, and in a
-// graph replayed with routings of other tile counts, the worst split in a workspace of exactly its size. Outputs are
-// poisoned first.
+// graph replayed with routings of other tile counts, the worst split in a workspace of exactly its size; a model file's
+// experts tuned offline and preloaded. Outputs are poisoned first.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 
 #include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
+#include "tune/model.hpp"
 #include "tune/tuner.hpp"
 
 namespace tmagemm::testing {
@@ -216,6 +217,33 @@ TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
     tuned = tuned || (r.selected && r.tuned_ms.has_value());
   EXPECT_TRUE(tuned) << "the shape class's winner is known from the first routing";
   run_and_check(Grouped{8, 4000, 512, 512}, random_ends(8, 4000, rng), cached, rng);
+}
+
+TEST_F(GroupedMm, AModelFilesExpertsTuneOfflineAndPreload) {
+  // `tmagemm tune --model`'s path for a grouped_mm weight (tune::model_jobs, tune_job: the bucket's largest token
+  // count on the tuner's own routing), then a serving process (cached_only) that preloads the model, its warm run on
+  // zeroed offsets (every group empty) included: a call of another routing in the class runs the stored winner, tunes
+  // nothing, and is correct.
+  FreshTuningDb db;
+  const std::string text =
+      R"({"m": [65, 128], "weights": [{"op": "grouped_mm", "groups": 8, "n": 256, "k": 192, "layout": "rr"}]})";
+  const tune::Model model = tune::parse_model(text, "moe.json");
+  const std::vector<tune::ModelJob> jobs = tune::model_jobs(model);
+  ASSERT_EQ(jobs.size(), 1u);  // tokens 65..128, one power-of-two class
+  const Options o = backend_only("", Tuning::benchmark);
+  EXPECT_TRUE(tune::tune_job(model, jobs[0], 0, o).tuned);
+  tune::forget_in_memory();  // a serving process starts
+  Options cached = o;
+  cached.tuning = Tuning::cached_only;
+  const PreloadStats ps = preload_model_json(text, "moe.json", 0, cached, true);
+  EXPECT_EQ(ps.buckets, 1u);
+  EXPECT_EQ(ps.winners, 1u);
+  EXPECT_EQ(ps.misses, 0u);
+  EXPECT_GE(ps.warm_runs, 1u);
+  const TuningStats before = tuning_stats();
+  run_and_check(Grouped{8, 100, 256, 192}, random_ends(8, 100, rng), cached, rng);
+  EXPECT_EQ(tuning_stats().cached_only_misses, before.cached_only_misses);
+  EXPECT_EQ(tuning_stats().tuned, before.tuned);
 }
 
 // The stream-K configs, switched on for grouped_mm by TMAGEMM_GROUPED_STREAM_K=1 (persistent_tma.cpp): the tile count
