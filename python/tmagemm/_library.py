@@ -149,22 +149,34 @@ def _grouped_backward(ctx, grad):
     if ctx.needs_input_grad[0]:
         ga = _grouped_mm(grad.to(b.dtype), b.mT, offs, a.dtype, ctx.options)
     if ctx.needs_input_grad[1]:
+        # torch's kernel reads offsets as given (one past total_M reads past a and grad; a decreasing one trips a
+        # device-side assert): the ends it gets are clamped to [0, total_M] and made non-decreasing on the device
+        # (torch's rule holds them unchanged; tmagemm's forward leaves overlapping groups to offsets outside it).
+        ends = torch.cummax(offs.clamp(0, a.shape[0]), 0).values.to(torch.int32)
         g = grad.to(a.dtype)
         if a.dtype == torch.bfloat16 and a.shape[1] % 8 == 0 and g.shape[1] % 8 == 0:
-            gb = torch._grouped_mm(a.contiguous().mT, g, offs, out_dtype=b.dtype)
+            gb = torch._grouped_mm(_rows16(a).mT, _rows16(g), ends, out_dtype=b.dtype)
         else:
-            gb = _grouped_weight_grad_by_group(a, g, offs, b)
+            gb = _grouped_weight_grad_by_group(a, g, ends, b)
     return ga, gb, None, None, None
 
 
-def _grouped_weight_grad_by_group(a, grad, offs, b):
+def _rows16(t):
+    # t (rows, cols) as torch._grouped_mm takes it: row-major with 16-byte row pitch and base (cols a multiple of 8
+    # 16-bit elements; a fresh allocation is aligned), else a row-major copy. The base is judged by the storage
+    # offset, which fake tensors have too.
+    if t.stride() == (t.shape[1], 1) and t.storage_offset() % 8 == 0:
+        return t
+    return torch.empty(t.shape, dtype=t.dtype, device=t.device).copy_(t)
+
+
+def _grouped_weight_grad_by_group(a, grad, ends, b):
     # Where torch._grouped_mm cannot take the product (it takes bf16 with 16-byte row pitches only): one torch.mm per
-    # group, the offsets read on the host (a synchronisation, so not inside a CUDA graph capture), with the device
-    # kernel's reading of them: an end past total_M is clamped, one below the previous end leaves its group empty.
+    # group, the (clamped, non-decreasing) ends read on the host: a synchronisation, so neither inside a CUDA graph
+    # capture nor under torch.compile (a data-dependent loop); eager only.
     gb = torch.zeros(b.shape, dtype=b.dtype, device=b.device)
-    start, total = 0, a.shape[0]
-    for g, end in enumerate(offs.tolist()):
-        end = min(max(end, start), total)
+    start = 0
+    for g, end in enumerate(ends.tolist()):
         if end > start:
             gb[g] = torch.mm(a[start:end].mT, grad[start:end]).to(b.dtype)
         start = end
@@ -198,9 +210,17 @@ def _(bias, a, b, beta=1.0, alpha=1.0, activation="none", out_dtype=None, option
     return a.new_empty(_mm_shape(a, b, "addmm"), dtype=out_dtype or a.dtype)
 
 
+_ADDMM_FROM_OUTPUT = ("relu", "sigmoid")  # the derivative from the output, as torch's own
+_ADDMM_RECOMPUTED = ("gelu", "gelu_tanh", "silu")  # from the pre-activation computed again
+
+
 def _addmm_setup(ctx, inputs, output):
+    # Only what the backward reads is saved, so that an in-place op on the output (h.relu_(), h += x) or on the bias
+    # fails only where it would change a gradient, as with torch.addmm.
     bias, a, b, beta, alpha, activation, _, options = inputs
-    ctx.save_for_backward(bias, a, b, output)
+    recompute = activation in _ADDMM_RECOMPUTED
+    ctx.save_for_backward(a, b, bias if recompute else None, output if activation in _ADDMM_FROM_OUTPUT else None)
+    ctx.bias_shape, ctx.bias_dtype, ctx.out_dtype = bias.shape, bias.dtype, output.dtype
     ctx.beta, ctx.alpha, ctx.activation, ctx.options = beta, alpha, activation, options
 
 
@@ -209,14 +229,14 @@ def _addmm_backward(ctx, grad):
     # takes it from there (relu, sigmoid), else from z computed again (one more GEMM: the fused forward keeps no z);
     # then a's and b's gradients through tmagemm's mm on transposed views, the bias's summed over the rows or columns
     # it was broadcast along (in fp32).
-    bias, a, b, out = ctx.saved_tensors
+    a, b, bias, out = ctx.saved_tensors
     act, grad = ctx.activation, grad.contiguous()
     if act == "relu":
         gz = torch.ops.aten.threshold_backward(grad, out, 0)
     elif act == "sigmoid":
         gz = torch.ops.aten.sigmoid_backward(grad, out)
-    elif act in ("gelu", "gelu_tanh", "silu"):
-        z = _addmm(bias, a, b, ctx.beta, ctx.alpha, "none", out.dtype, ctx.options)
+    elif act in _ADDMM_RECOMPUTED:
+        z = _addmm(bias, a, b, ctx.beta, ctx.alpha, "none", ctx.out_dtype, ctx.options)
         if act == "silu":
             gz = torch.ops.aten.silu_backward(grad, z)
         else:
@@ -225,7 +245,7 @@ def _addmm_backward(ctx, grad):
         gz = grad
     gbias = ga = gb = None
     if ctx.needs_input_grad[0]:
-        gbias = (gz.float().sum_to_size(bias.shape) * ctx.beta).to(bias.dtype)
+        gbias = (gz.float().sum_to_size(ctx.bias_shape) * ctx.beta).to(ctx.bias_dtype)
     gab = gz.to(a.dtype) if ctx.alpha == 1.0 else (gz.float() * ctx.alpha).to(a.dtype)
     if ctx.needs_input_grad[1]:
         ga = torch.ops.tmagemm.mm(gab, b.mT, a.dtype, ctx.options)

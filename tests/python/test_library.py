@@ -89,6 +89,19 @@ def test_autograd_graph_of_addmm(activation, bias_shape):
     assert gbias.shape == bias.shape and ga.shape == a.shape and gb.shape == b.shape
 
 
+def test_addmm_output_may_change_in_place_where_no_gradient_reads_it():
+    # As with torch.addmm: without an activation (or with one whose derivative needs no output) the backward keeps no
+    # reference to the output, so h.relu_() after the call is fine; with relu it reads the output, and torch refuses.
+    bias, a, b = meta(8).requires_grad_(), meta(16, 32).requires_grad_(), meta(32, 8).requires_grad_()
+    h = tmagemm.addmm(bias, a, b)
+    h.relu_()
+    torch.autograd.grad(h, (bias, a, b), torch.ones_like(h))
+    h = tmagemm.addmm(bias, a, b, activation="relu")
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.autograd.grad(h, (bias, a, b), torch.ones_like(h))
+
+
 def test_autograd_graph_of_mm():
     a = meta(16, 32).requires_grad_()
     b = meta(32, 8).requires_grad_()

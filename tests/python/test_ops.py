@@ -180,22 +180,26 @@ def test_autograd_against_torch(batched):
 
 
 @gpu
-@pytest.mark.parametrize("activation", [None, "relu", "gelu_tanh", "silu"])
-@pytest.mark.parametrize("bias_shape", [(384,), (200, 384)])
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "gelu_tanh", "silu", "sigmoid"])
+@pytest.mark.parametrize("bias_shape", [(384,), (1, 384), (200, 1), (200, 384)])
 def test_addmm_autograd_against_torch(activation, bias_shape):
     # The gradients of bias, a and b against torch's autograd of the unfused ops (torch.addmm, then the activation) on
-    # the same inputs and output gradient, and against float64 ones.
-    acts = {None: lambda z: z, "relu": torch.relu, "silu": torch.nn.functional.silu,
-            "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh")}
+    # the same inputs and output gradient, and against float64 ones. Heuristic choices: 24 epilogues, none tuned.
+    F = torch.nn.functional
+    acts = {None: lambda z: z, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu, "sigmoid": torch.sigmoid,
+            "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+    alpha = 1.0 if activation is None else 2.0  # alpha 1: the gradient of a and b unscaled
     bias = randn(*bias_shape, seed=60).requires_grad_()
     a = randn(200, 320, scale=320 ** -0.5, seed=61).requires_grad_()
     b = randn(320, 384, seed=62).requires_grad_()
     grad = randn(200, 384, seed=63)
-    got = torch.autograd.grad(tmagemm.addmm(bias, a, b, beta=0.5, alpha=2.0, activation=activation),
+    fixed = tmagemm.Options(tuning="heuristic")
+    got = torch.autograd.grad(tmagemm.addmm(bias, a, b, beta=0.5, alpha=alpha, activation=activation, options=fixed),
                               (bias, a, b), grad)
-    expected = torch.autograd.grad(acts[activation](torch.addmm(bias, a, b, beta=0.5, alpha=2.0)), (bias, a, b), grad)
+    expected = torch.autograd.grad(acts[activation](torch.addmm(bias, a, b, beta=0.5, alpha=alpha)), (bias, a, b),
+                                   grad)
     leaves = [t.detach().double().requires_grad_() for t in (bias, a, b)]
-    ref = torch.autograd.grad(acts[activation](0.5 * leaves[0] + 2.0 * (leaves[1] @ leaves[2])), leaves,
+    ref = torch.autograd.grad(acts[activation](0.5 * leaves[0] + alpha * (leaves[1] @ leaves[2])), leaves,
                               grad.double())
     for g, e, r in zip(got, expected, ref):
         assert g.shape == e.shape and g.dtype == e.dtype
