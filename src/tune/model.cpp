@@ -166,8 +166,9 @@ ModelWeight parse_weight(const Reader& r, const json& w, std::size_t i) {
 
 // The fields of a weight that decide its tuning keys (not its name).
 auto shape_of(const ModelWeight& w) {
-  return std::tuple(static_cast<int>(w.op), w.n, w.k, w.groups, static_cast<int>(w.dtype), static_cast<int>(w.out_dtype),
-                    w.b_col_major, w.bias, static_cast<int>(w.activation), static_cast<int>(w.scale), w.fast_accum);
+  return std::tuple(static_cast<int>(w.op), w.n, w.k, w.groups, static_cast<int>(w.dtype),
+                    static_cast<int>(w.out_dtype), w.b_col_major, w.bias, static_cast<int>(w.activation),
+                    static_cast<int>(w.scale), w.fast_accum);
 }
 
 }  // namespace
