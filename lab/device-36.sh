@@ -15,6 +15,9 @@
 #           (128x192 on 8x4096x4096x14336, 128x256 2x1 elsewhere), each row's baseline in the same run.
 #   PART=4: the grouped suite tuned with grouped stream-K on, then off (a fresh tuning database each; AUTOTUNE logs),
 #           then the misaligned suite tuned (the thirty-fifth session's PART=2); the JSON tarred.
+#   PART=5: (thirty-seventh session) stream-K without the counter memset (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1; its tests
+#           StreamK.CleanCounters* and ThreadsSharingAStreamWithCleanCounters run in PART=1's StreamK.*): the waves
+#           suite forced to each stream-K config with the switch on, then off, then tuned with it on (fresh database).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -51,6 +54,15 @@ case "${PART:-1}" in
   fresh_db /tmp/kc/kernels; out=$out/nosk BENCH_LOG=autotune bench_suites grouped:200
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites misaligned:180
   (cd "$out" && tar czf results.tgz ./*.json ./sk/*.json ./nosk/*.json && rm -f ./*.json ./sk/*.json ./nosk/*.json)
+  ;;
+5)
+  stage "forced, clean counters"
+  # shellcheck disable=SC2086
+  TMAGEMM_STREAM_K_CLEAN_COUNTERS=1 lab/bench-forced.sh waves $sk 2>&1 | tee "$out/forced-clean.txt"
+  stage "forced, memset"
+  # shellcheck disable=SC2086
+  lab/bench-forced.sh waves $sk 2>&1 | tee "$out/forced-memset.txt"
+  fresh_db /tmp/kc/kernels; TMAGEMM_STREAM_K_CLEAN_COUNTERS=1 BENCH_LOG=autotune bench_suites waves:200
   ;;
 esac
 stage done

@@ -16,10 +16,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
 #include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tmagemm/error.hpp"
@@ -445,6 +448,31 @@ bool grouped_stream_k_enabled() {
   return v != nullptr && std::string(v) == "1";
 }
 
+bool stream_k_clean_counters_enabled() {
+  const char* v = std::getenv("TMAGEMM_STREAM_K_CLEAN_COUNTERS");  // read at each launch, as the switch above
+  return v != nullptr && std::string(v) == "1";
+}
+
+unsigned* stream_k_clean_counters(int device, cudaStream_t stream) {
+  // One buffer per (device, stream), kept for the life of the process (a few buffers of 64 KB). Kernels on one stream
+  // run in its order, and a PDL launch reads no global memory before its predecessor has completed, so the kernels of
+  // a stream take turns on its counters; each leaves them at zero. (The null stream and cudaStreamLegacy are one.)
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, unsigned*> buffers;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, stream == cudaStreamLegacy ? nullptr : stream);
+  if (const auto it = buffers.find(key); it != buffers.end()) return it->second;
+  const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
+  void* ptr = nullptr;
+  runtime::check_cuda(cudaMalloc(&ptr, kCleanCounterBytes), "cudaMalloc(stream-K counters)");
+  if (const cudaError_t st = cudaMemsetAsync(ptr, 0, kCleanCounterBytes, stream); st != cudaSuccess) {
+    cudaFree(ptr);
+    runtime::check_cuda(st, "cudaMemsetAsync(stream-K counters, once)");
+  }
+  buffers.emplace(key, static_cast<unsigned*>(ptr));
+  return static_cast<unsigned*>(ptr);
+}
+
 namespace {
 
 constexpr std::size_t kWorkspaceAlign = 256;
@@ -587,17 +615,26 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   launch.set_grid(workers * cm);
   launch.set_programmatic();  // the kernel waits for the previous one before any global read (PDL)
   if (c.stream_k) {
-    // The split tiles' partial sums and counters (kernels/scheduler.cuh): the counters start at zero every launch.
-    // (grouped_mm: for whichever tile count the group ends give; the kernel computes its own segment stride.)
+    // The split tiles' partial sums and counters (kernels/scheduler.cuh): the counters start at zero every launch,
+    // zeroed by a memset in the workspace, or (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1) the stream's clean buffer, which
+    // every stream-K kernel leaves at zero. (grouped_mm: for whichever tile count the group ends give; the kernel
+    // computes its own segment stride.)
     const StreamKWorkspace ws = stream_k_workspace(p, c, workers);
     if (ws.counter_bytes > 0) {
       if (workspace == nullptr)
         throw Error(ErrorCode::invalid_argument, fmt::format("{}: a stream-K launch needs its workspace", c.name()));
       ep.sk_partials = static_cast<float*>(workspace);
-      ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + ws.partials_bytes);
       ep.sk_seg_stride = ws.seg_stride;
-      runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, ws.counter_bytes, stream),
-                          "cudaMemsetAsync(stream-K counters)");
+      // NOTE: not on a captured stream (no allocation there, and a graph must not depend on state outside it), nor on
+      // the per-thread default stream (one handle for many threads' streams, whose kernels could share a buffer).
+      if (stream_k_clean_counters_enabled() && ws.counter_bytes <= kCleanCounterBytes &&
+          stream != cudaStreamPerThread && !runtime::stream_capturing(stream)) {
+        ep.sk_counters = stream_k_clean_counters(p.device, stream);
+      } else {
+        ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + ws.partials_bytes);
+        runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, ws.counter_bytes, stream),
+                            "cudaMemsetAsync(stream-K counters)");
+      }
     }
   }
   const CUlaunchConfig& cfg = launch.config();

@@ -105,6 +105,15 @@ StreamKWorkspace stream_k_workspace(const GemmProblem& problem, const TmaConfig&
 // TMAGEMM_GROUPED_STREAM_K=1: the stream-K configs take grouped_mm (off by default until measured on the H200).
 bool grouped_stream_k_enabled();
 
+// TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: a stream-K launch takes its arrival counters from a buffer of its (device, stream)
+// that was zeroed once and that every stream-K kernel leaves at zero (kernels/stream_k_fixup.cuh), instead of zeroing
+// them in the workspace by a memset before each launch (one operation less on the stream a call). Not on a captured
+// stream nor on the per-thread default stream, which keep the memset. Off by default until measured on the H200.
+bool stream_k_clean_counters_enabled();
+// The clean counter buffer of (device, stream), allocated and zeroed (on `stream`) at its first use; kCleanCounterBytes.
+inline constexpr std::size_t kCleanCounterBytes = 64 * 1024;
+unsigned* stream_k_clean_counters(int device, cudaStream_t stream);
+
 // A simple rule until the tuner exists: among configs that can run the problem, the one with the smallest
 // predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).
 // Returns nullptr when none applies.

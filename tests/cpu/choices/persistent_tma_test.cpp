@@ -159,6 +159,30 @@ int64_t device_tiles(const std::vector<int64_t>& rows, int64_t sched_m, int64_t 
   return pairs ? t / 2 : t;
 }
 
+TEST(PersistentTmaHost, CleanCounterBufferHoldsEveryStreamKLaunchsCounters) {
+  // TMAGEMM_STREAM_K_CLEAN_COUNTERS: "1" only; and the clean buffer (kCleanCounterBytes) holds the counters of any
+  // stream-K launch on a 132-SM H200 (the largest: grouped_mm's w - 1 slots of a 2x1 cluster's CTAs and consumers), so
+  // the switch never falls back to the memset for want of room there.
+  {
+    test_support::EnvGuard off("TMAGEMM_STREAM_K_CLEAN_COUNTERS", std::nullopt);
+    EXPECT_FALSE(stream_k_clean_counters_enabled());
+  }
+  {
+    test_support::EnvGuard other("TMAGEMM_STREAM_K_CLEAN_COUNTERS", std::string("yes"));
+    EXPECT_FALSE(stream_k_clean_counters_enabled());
+  }
+  test_support::EnvGuard on("TMAGEMM_STREAM_K_CLEAN_COUNTERS", std::string("1"));
+  EXPECT_TRUE(stream_k_clean_counters_enabled());
+  std::size_t most = 0;
+  for (const TmaConfig& c : persistent_tma_configs()) {
+    if (!c.stream_k) continue;
+    for (const GemmProblem& p : {grouped_problem(64, 32768, 2048, 7168), grouped_problem(8, 4096, 4096, 14336)})
+      for (int64_t w = 1; w <= 132; ++w) most = std::max(most, stream_k_workspace(p, c, w).counter_bytes);
+  }
+  EXPECT_GT(most, 0u);
+  EXPECT_LE(most, kCleanCounterBytes);
+}
+
 TEST(PersistentTmaHost, GroupedStreamKIsSwitchedAndItsWorkspaceHoldsEveryRouting) {
   const GemmProblem g = grouped_problem(8, 4096, 4096, 14336);
   const auto& sk = config("persistent_tma_128x256x64_s4_c2_g8_tmastore_sk");

@@ -5,13 +5,16 @@
 // bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
 // launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running); and threads
 // sharing one stream handle, the null stream's workspace or the per-thread default stream (each call's counters and
-// sums its own).
+// sums its own); the stream's clean counter buffer (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1) left at zero by every kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "choices/persistent_tma.hpp"
+#include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
 #include "tune/tuner.hpp"
 
@@ -199,6 +202,57 @@ void threads_on_one_stream_handle(cudaStream_t stream, std::mt19937& rng) {
 }
 
 TEST_F(StreamK, ThreadsSharingAStreamKeepTheirOwnSums) { threads_on_one_stream_handle(nullptr, rng); }
+
+TEST_F(StreamK, ThreadsSharingAStreamWithCleanCounters) {
+  // The same with TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: the six threads' kernels take turns on the stream's one counter
+  // buffer (stream order; no memset between them).
+  test_support::EnvGuard clean("TMAGEMM_STREAM_K_CLEAN_COUNTERS", std::string("1"));
+  threads_on_one_stream_handle(nullptr, rng);
+}
+
+// TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: the arrival counters come from the stream's buffer, zeroed once, with no memset
+// before a launch, so every stream-K kernel must leave the buffer at zero. Each config on problems of other split
+// layouts one after another, on a created stream and on the null stream: the buffer all zeros after every launch,
+// each output right and bitwise that of the memset path (the switch off) on the same inputs.
+TEST_F(StreamK, CleanCountersStayZeroWithoutAMemset) {
+  const int64_t shapes[][3] = {{1200, 4000, 8192}, {1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}};
+  cudaStream_t created = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
+  std::vector<unsigned> counters(choices::kCleanCounterBytes / sizeof(unsigned));
+  for (cudaStream_t stream : {created, static_cast<cudaStream_t>(nullptr)})
+    for (const char* regex : kConfigs)
+      for (const auto& s : shapes) {
+        SCOPED_TRACE(fmt::format("{}x{}x{} {} stream {}", s[0], s[1], s[2], regex, stream ? "created" : "null"));
+        Matrix a = make_matrix(DType::bf16, s[0], s[2], false, 8, rng, true);
+        Matrix b = make_matrix(DType::bf16, s[2], s[1], true, 8, rng, true);
+        Matrix out = make_matrix(DType::bf16, s[0], s[1], false, 8, rng, false);
+        Options o = stream_k_options(regex);
+        o.stream = stream;
+        const auto run = [&](bool clean) {
+          test_support::EnvGuard sw("TMAGEMM_STREAM_K_CLEAN_COUNTERS",
+                                    clean ? std::optional<std::string>("1") : std::nullopt);
+          out.upload();  // poison again
+          mm(a.view(), b.view(), out.view(), o);
+          cuda_ok(cudaStreamSynchronize(stream), "mm");
+          std::vector<uint8_t> host(out.host.size());
+          cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
+          return host;
+        };
+        const std::vector<uint8_t> first = run(true);
+        cuda_ok(cudaMemcpy(counters.data(), choices::stream_k_clean_counters(0, stream), choices::kCleanCounterBytes,
+                           cudaMemcpyDeviceToHost),
+                "download counters");
+        EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u), static_cast<std::ptrdiff_t>(counters.size()))
+            << "a stream-K kernel left a counter that is not zero";
+        EXPECT_EQ(run(true), first);
+        EXPECT_EQ(run(false), first) << "the memset path gives other bits";
+        const Check chk = compare(out, reference_gemm(a, b, s[0], s[1], s[2]));
+        EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+        EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+        if (HasFailure()) break;
+      }
+  cudaStreamDestroy(created);
+}
 
 // Each thread's own stream behind the one handle: calls allocate their workspace on their stream (stream-ordered), as
 // in a graph capture, since one buffer would be used by several streams' kernels at once.
