@@ -9,8 +9,8 @@
 //           ep.sk_partials ([slot][seg][cluster CTA][BM x BN] floats, seg_stride segments a slot: the host's
 //           ep.sk_seg_stride, or the kernel's own StreamKSchedule::max_segments for grouped_mm) and ep.sk_counters
 //           (one per slot, CTA and consumer; zero at launch);
-//   leaves  every counter it used at zero again (the last unit to arrive resets it: every unit of the tile has arrived
-//           by then), so a counter buffer zeroed once stays zero across launches and needs no memset before each
+//   leaves  every counter it used at zero again (the last unit to arrive wraps it to 0: every unit of the tile has
+//           arrived by then), so a counter buffer zeroed once stays zero across launches and needs no memset before each
 //           (src/choices/persistent_tma.cpp, TMAGEMM_STREAM_K_CLEAN_COUNTERS);
 //   gives   stream_k_arrive: true for the unit that arrived last (after the acquire fence: every other unit's sums
 //           are visible); stream_k_sum: fragment mi as every unit's sums added in segment order 0, 1, ..., nseg - 1
@@ -45,10 +45,10 @@ __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const 
   __threadfence();  // the sums before the arrival (release)
   ptx::named_barrier_sync(4 + cidx, 128);
   if (tid == 0) {
-    unsigned* counter = ep.sk_counters + (slot * CS + static_cast<int>(rank)) * C + cidx;
-    const bool last = atomicAdd(counter, 1u) == static_cast<unsigned>(nseg - 1);
-    if (last) atomicExch(counter, 0u);  // the tile's units have all arrived: zero for the next launch
-    flag[cidx] = last;
+    // Counts 0, 1, ..., nseg - 1 and wraps to 0 on the last arrival (atomicInc's bound): zero for the next launch.
+    const unsigned before =
+        atomicInc(ep.sk_counters + (slot * CS + static_cast<int>(rank)) * C + cidx, static_cast<unsigned>(nseg - 1));
+    flag[cidx] = before == static_cast<unsigned>(nseg - 1);
   }
   ptx::named_barrier_sync(4 + cidx, 128);
   if (!flag[cidx]) return false;  // another unit of the tile finishes it

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -453,21 +454,38 @@ bool stream_k_clean_counters_enabled() {
   return v != nullptr && std::string(v) == "1";
 }
 
+namespace {
+std::atomic<std::uint64_t> g_clean_launches{0};
+}  // namespace
+
+std::uint64_t stream_k_clean_launches() { return g_clean_launches.load(); }
+
 unsigned* stream_k_clean_counters(int device, cudaStream_t stream) {
-  // One buffer per (device, stream), kept for the life of the process (a few buffers of 64 KB). Kernels on one stream
-  // run in its order, and a PDL launch reads no global memory before its predecessor has completed, so the kernels of
-  // a stream take turns on its counters; each leaves them at zero. (The null stream and cudaStreamLegacy are one.)
+  // One buffer per (device, stream), kept for the life of the process; at most kCleanCounterStreams of them (a process
+  // that makes streams without end falls back to the memset on the later ones). Kernels on one stream run in its
+  // order, and a PDL launch reads no global memory before its predecessor has completed, so the kernels of a stream
+  // take turns on its counters; each leaves them at zero.
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, unsigned*> buffers;
+  static std::map<std::pair<int, unsigned long long>, unsigned*> buffers;
+  unsigned long long id = 0;
+  if (cudaStreamGetId(stream, &id) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
   const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, stream == cudaStreamLegacy ? nullptr : stream);
+  const auto key = std::make_pair(device, id);
   if (const auto it = buffers.find(key); it != buffers.end()) return it->second;
+  if (buffers.size() >= kCleanCounterStreams) return nullptr;
   const runtime::ThreadLocalCaptureMode mode;  // another thread may be capturing (cuda_check.hpp)
   void* ptr = nullptr;
-  runtime::check_cuda(cudaMalloc(&ptr, kCleanCounterBytes), "cudaMalloc(stream-K counters)");
-  if (const cudaError_t st = cudaMemsetAsync(ptr, 0, kCleanCounterBytes, stream); st != cudaSuccess) {
+  if (cudaMalloc(&ptr, kCleanCounterBytes) != cudaSuccess) {  // short of memory: the memset path needs none
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (cudaMemsetAsync(ptr, 0, kCleanCounterBytes, stream) != cudaSuccess) {
+    cudaGetLastError();
     cudaFree(ptr);
-    runtime::check_cuda(st, "cudaMemsetAsync(stream-K counters, once)");
+    return nullptr;
   }
   buffers.emplace(key, static_cast<unsigned*>(ptr));
   return static_cast<unsigned*>(ptr);
@@ -627,9 +645,13 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
       ep.sk_seg_stride = ws.seg_stride;
       // NOTE: not on a captured stream (no allocation there, and a graph must not depend on state outside it), nor on
       // the per-thread default stream (one handle for many threads' streams, whose kernels could share a buffer).
+      unsigned* clean = nullptr;
       if (stream_k_clean_counters_enabled() && ws.counter_bytes <= kCleanCounterBytes &&
-          stream != cudaStreamPerThread && !runtime::stream_capturing(stream)) {
-        ep.sk_counters = stream_k_clean_counters(p.device, stream);
+          stream != cudaStreamPerThread && !runtime::stream_capturing(stream))
+        clean = stream_k_clean_counters(p.device, stream);
+      if (clean != nullptr) {
+        ep.sk_counters = clean;
+        g_clean_launches.fetch_add(1);
       } else {
         ep.sk_counters = reinterpret_cast<unsigned*>(static_cast<char*>(workspace) + ws.partials_bytes);
         runtime::check_cuda(cudaMemsetAsync(ep.sk_counters, 0, ws.counter_bytes, stream),

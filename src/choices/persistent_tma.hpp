@@ -110,9 +110,15 @@ bool grouped_stream_k_enabled();
 // them in the workspace by a memset before each launch (one operation less on the stream a call). Not on a captured
 // stream nor on the per-thread default stream, which keep the memset. Off by default until measured on the H200.
 bool stream_k_clean_counters_enabled();
-// The clean counter buffer of (device, stream), allocated and zeroed (on `stream`) at its first use; kCleanCounterBytes.
-inline constexpr std::size_t kCleanCounterBytes = 64 * 1024;
+// The clean counter buffer of (device, stream) — the stream by its process-unique id (cudaStreamGetId: a destroyed
+// stream's handle value may come back for another) — allocated and zeroed (on `stream`) at its first use, of
+// kCleanCounterBytes; nullptr where it cannot be had (device memory, or kCleanCounterStreams streams already hold one):
+// the launch then zeroes counters in its workspace as without the switch.
+inline constexpr std::size_t kCleanCounterBytes = 8 * 1024;
+inline constexpr std::size_t kCleanCounterStreams = 64;
 unsigned* stream_k_clean_counters(int device, cudaStream_t stream);
+// How many stream-K launches of this process took their counters from a clean buffer (for tests).
+std::uint64_t stream_k_clean_launches();
 
 // A simple rule until the tuner exists: among configs that can run the problem, the one with the smallest
 // predicted time = whole waves x tile area / measured tile throughput (TmaConfig::weight).

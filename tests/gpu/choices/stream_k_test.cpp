@@ -212,10 +212,13 @@ TEST_F(StreamK, ThreadsSharingAStreamWithCleanCounters) {
 
 // TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: the arrival counters come from the stream's buffer, zeroed once, with no memset
 // before a launch, so every stream-K kernel must leave the buffer at zero. Each config on problems of other split
-// layouts one after another, on a created stream and on the null stream: the buffer all zeros after every launch,
+// layouts one after another (each splits tiles for every config on 132 SMs: 28-60, 15-30, 56-120 of them), on a
+// created and on the null stream: the clean path taken (its launch count), the buffer all zeros after every launch,
 // each output right and bitwise that of the memset path (the switch off) on the same inputs.
 TEST_F(StreamK, CleanCountersStayZeroWithoutAMemset) {
-  const int64_t shapes[][3] = {{1200, 4000, 8192}, {1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}};
+  const int64_t shapes[][3] = {{1200, 4000, 8192}, {1200, 4000, 1000}, {2000, 3000, 1000}, {2304, 2304, 3072}};
+  int device = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
   cudaStream_t created = nullptr;
   cuda_ok(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking), "cudaStreamCreate");
   std::vector<unsigned> counters(choices::kCleanCounterBytes / sizeof(unsigned));
@@ -232,15 +235,19 @@ TEST_F(StreamK, CleanCountersStayZeroWithoutAMemset) {
           test_support::EnvGuard sw("TMAGEMM_STREAM_K_CLEAN_COUNTERS",
                                     clean ? std::optional<std::string>("1") : std::nullopt);
           out.upload();  // poison again
+          cuda_ok(cudaDeviceSynchronize(), "upload");  // (a pageable copy; the stream may not be ordered with it)
+          const std::uint64_t before = choices::stream_k_clean_launches();
           mm(a.view(), b.view(), out.view(), o);
           cuda_ok(cudaStreamSynchronize(stream), "mm");
+          EXPECT_EQ(choices::stream_k_clean_launches() - before, clean ? 1u : 0u) << "the clean path (not) taken";
           std::vector<uint8_t> host(out.host.size());
           cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
           return host;
         };
         const std::vector<uint8_t> first = run(true);
-        cuda_ok(cudaMemcpy(counters.data(), choices::stream_k_clean_counters(0, stream), choices::kCleanCounterBytes,
-                           cudaMemcpyDeviceToHost),
+        unsigned* buffer = choices::stream_k_clean_counters(device, stream);
+        ASSERT_NE(buffer, nullptr);
+        cuda_ok(cudaMemcpy(counters.data(), buffer, choices::kCleanCounterBytes, cudaMemcpyDeviceToHost),
                 "download counters");
         EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u), static_cast<std::ptrdiff_t>(counters.size()))
             << "a stream-K kernel left a counter that is not zero";

@@ -4,8 +4,9 @@
 // group's rows against the reference of that group alone, rows past the last group untouched; a CUDA graph
 // captured once and replayed with new offsets; the tuned call, and a new routing of the same shape that does not tune
 // again; the stream-K configs (TMAGEMM_GROUPED_STREAM_K=1) forced on partial waves, twice for the same bits, and in a
-// graph replayed with routings of other tile counts, the worst split in a workspace of exactly its size; a model file's
-// experts tuned offline and preloaded. Outputs are poisoned first.
+// graph replayed with routings of other tile counts, the worst split in a workspace of exactly its size, the counters
+// from the stream's clean buffer (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1); a model file's experts tuned offline and
+// preloaded. Outputs are poisoned first.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "choices/persistent_tma.hpp"
 #include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
 #include "tune/model.hpp"
@@ -347,6 +349,34 @@ TEST_F(GroupedMm, StreamKGraphReplayWithRoutingsOfOtherTileCounts) {
                     {random_ends(c.groups, 300, rng), random_ends(c.groups, c.total_m, rng),
                      std::vector<int32_t>(static_cast<std::size_t>(c.groups), static_cast<int32_t>(c.total_m))});
   }
+}
+
+TEST_F(GroupedMm, StreamKWithCleanCounters) {
+  // Grouped stream-K with TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: routings of other tile counts one after another on the
+  // null stream take their counters from its clean buffer (no memset), which each launch leaves at zero.
+  test_support::EnvGuard sk("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  test_support::EnvGuard clean("TMAGEMM_STREAM_K_CLEAN_COUNTERS", std::string("1"));
+  int device = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+  const Grouped c{8, 4100, 1280, 1000};
+  for (const char* config : kStreamKConfigs)
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(fmt::format("{} round {}", config, round));
+      Buffers x = make_buffers(c, rng);
+      const std::vector<int32_t> ends = random_ends(c.groups, c.total_m, rng);
+      upload_ends(x, ends);
+      const std::uint64_t before = choices::stream_k_clean_launches();
+      grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), forced(config, x));
+      cuda_ok(cudaDeviceSynchronize(), "grouped_mm");
+      EXPECT_EQ(choices::stream_k_clean_launches() - before, 1u);
+      check_groups(x, c, ends);
+      std::vector<unsigned> counters(choices::kCleanCounterBytes / sizeof(unsigned));
+      unsigned* buffer = choices::stream_k_clean_counters(device, nullptr);
+      ASSERT_NE(buffer, nullptr);
+      cuda_ok(cudaMemcpy(counters.data(), buffer, choices::kCleanCounterBytes, cudaMemcpyDeviceToHost), "counters");
+      EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u), static_cast<std::ptrdiff_t>(counters.size()));
+      if (HasFailure()) return;
+    }
 }
 
 TEST_F(GroupedMm, BadInputIsNamed) {
