@@ -226,7 +226,7 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   }
   if (c.stream_k && (c.in_bytes == 1 || c.promote > 0)) return "stream-K configs take 16-bit inputs";
   if (c.stream_k && p.op == Op::grouped_mm && !grouped_stream_k_enabled())
-    return "stream-K over grouped_mm's tiles has not run on the H200 yet: off unless TMAGEMM_GROUPED_STREAM_K=1";
+    return "stream-K over grouped_mm's tiles is switched off (TMAGEMM_GROUPED_STREAM_K=0)";
   if (c.ping_pong && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0 || c.stream_k || c.split_n ||
                       c.consumers != 2 || c.cluster_n != 1))
     return "ping-pong configs take 16-bit mm, bmm and addmm on two consumers, clusters along M only";
@@ -444,9 +444,10 @@ StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) 
 }
 
 bool grouped_stream_k_enabled() {
-  // Read at each call (cheap beside a can_implement), so that a test can switch it.
+  // Read at each call (cheap beside a can_implement), so that a test can switch it. On unless "0" (measured on the
+  // H200, thirty-seventh session: grouped 1.095 on against 1.085 off, the lowest row 1.013 against 0.976).
   const char* v = std::getenv("TMAGEMM_GROUPED_STREAM_K");
-  return v != nullptr && std::string(v) == "1";
+  return v == nullptr || std::string(v) != "0";
 }
 
 bool stream_k_clean_counters_enabled() {
@@ -865,7 +866,7 @@ Backend persistent_tma_backend() {
                  },
                  .prune = &prune,
                  .key_tag = [](const GemmProblem& p) {
-                   return std::string(p.op == Op::grouped_mm && grouped_stream_k_enabled() ? "-gsk" : "");
+                   return std::string(p.op == Op::grouped_mm && !grouped_stream_k_enabled() ? "-nogsk" : "");
                  }};
 }
 

@@ -102,7 +102,7 @@ struct StreamKWorkspace {
 };
 StreamKWorkspace stream_k_workspace(const GemmProblem& problem, const TmaConfig& config, int64_t workers);
 
-// TMAGEMM_GROUPED_STREAM_K=1: the stream-K configs take grouped_mm (off by default until measured on the H200).
+// The stream-K configs take grouped_mm unless TMAGEMM_GROUPED_STREAM_K=0 (on since measured on the H200).
 bool grouped_stream_k_enabled();
 
 // TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: a stream-K launch takes its arrival counters from a buffer of its (device, stream)

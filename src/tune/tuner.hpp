@@ -44,7 +44,7 @@ std::string tuning_key(const GemmProblem& problem);
 std::string tuning_key(const GemmProblem& problem, const runtime::DeviceInfo& device, bool m_buckets = true);
 // The tuning database's key for a problem under `options`: tuning_key plus the filters (backend flags, regex,
 // carveout) when they are not the defaults, and the experiments switched on in the environment that widen a backend's
-// choices for the problem (Backend::key_tag: TMAGEMM_GROUPED_STREAM_K on grouped_mm), so a filtered tuning never
+// choices for the problem (Backend::key_tag: TMAGEMM_GROUPED_STREAM_K=0 on grouped_mm), so a filtered tuning never
 // answers for an unfiltered call.
 std::string database_key(const GemmProblem& problem, const Options& options, const runtime::DeviceInfo& device);
 

@@ -187,12 +187,13 @@ TEST(PersistentTmaHost, GroupedStreamKIsSwitchedAndItsWorkspaceHoldsEveryRouting
   const GemmProblem g = grouped_problem(8, 4096, 4096, 14336);
   const auto& sk = config("persistent_tma_128x256x64_s4_c2_g8_tmastore_sk");
   {
-    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::string("0"));
     EXPECT_FALSE(grouped_stream_k_enabled());
-    EXPECT_NE(persistent_tma_can_implement(g, sk, hopper()).find("TMAGEMM_GROUPED_STREAM_K=1"), std::string::npos);
+    EXPECT_NE(persistent_tma_can_implement(g, sk, hopper()).find("TMAGEMM_GROUPED_STREAM_K=0"), std::string::npos);
   }
-  {
-    test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  for (const std::optional<std::string> on : {std::optional<std::string>(), std::optional<std::string>("1")}) {
+    test_support::EnvGuard sw("TMAGEMM_GROUPED_STREAM_K", on);  // on by default
+    EXPECT_TRUE(grouped_stream_k_enabled());
     EXPECT_EQ(persistent_tma_can_implement(g, sk, hopper()), "");
   }
 

@@ -433,9 +433,9 @@ TEST_F(Tuner, GroupedRunsOnPersistentConfigsOnly) {
 }
 
 TEST_F(Tuner, GroupedStreamKIsTimedWhereTheLastWaveIsPartial) {
-  // TMAGEMM_GROUPED_STREAM_K=1: the prescreen times a stream-K config on grouped_mm where the representative
-  // routing's tiles leave a partial last wave it is predicted to fill (8 x 4096 tokens x 4096 x 14336: 4.2 waves of
-  // 128x256), as on mm; off, the stream-K configs are refused with the switch named.
+  // By default (TMAGEMM_GROUPED_STREAM_K unset) the prescreen times a stream-K config on grouped_mm where the
+  // representative routing's tiles leave a partial last wave it is predicted to fill (8 x 4096 tokens x 4096 x 14336:
+  // 4.2 waves of 128x256), as on mm; switched off ("0"), the stream-K configs are refused with the switch named.
   const std::string sk = "persistent_tma_128x256x64_s4_c2_g8_tmastore_sk";
   const auto reason_of = [&](const GemmProblem& p) {
     for (const auto& c : enumerate(p, Options::defaults_only(), h200()))
@@ -443,37 +443,36 @@ TEST_F(Tuner, GroupedStreamKIsTimedWhereTheLastWaveIsPartial) {
     return std::string("not enumerated");
   };
   {
-    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::string("0"));
     EXPECT_NE(reason_of(grouped_problem(8, 4096, 4096, 14336)).find("TMAGEMM_GROUPED_STREAM_K"), std::string::npos);
   }
-  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
+  test_support::EnvGuard by_default("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
   EXPECT_EQ(reason_of(grouped_problem(8, 4096, 4096, 14336)), "");
 }
 
 TEST_F(Tuner, GroupedStreamKSwitchIsPartOfTheDatabaseKey) {
-  // A grouped shape tuned with the switch off never timed the stream-K configs: its stored winner must not answer
-  // once the switch is on (nor one tuned with it on answer without it, where its winner would be refused). mm's keys
-  // do not change (its stream-K configs are always timed), nor grouped_mm's when persistent TMA is off.
+  // A grouped shape tuned with the switch off (TMAGEMM_GROUPED_STREAM_K=0) never timed the stream-K configs: its
+  // stored winner must not answer by default (nor one tuned by default answer with it off, where its winner would be
+  // refused). The default keys are the plain tuning keys; mm's keys do not change (its stream-K configs are always
+  // timed), nor grouped_mm's when persistent TMA is off.
   const GemmProblem g = grouped_problem(8, 4096, 4096, 14336), m = problem(4096, 4096, 4096);
   Options o = Options::defaults_only();
-  std::string g_off, m_off, g_off_no_tma;
-  {
-    test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
-    g_off = database_key(g, o, h200());
-    m_off = database_key(m, o, h200());
-    Options no_tma = o;
-    no_tma.persistent_tma = false;
-    g_off_no_tma = database_key(g, no_tma, h200());
-  }
-  EXPECT_EQ(g_off, tuning_key(g, h200()));
-  test_support::EnvGuard on("TMAGEMM_GROUPED_STREAM_K", std::string("1"));
-  const std::string g_on = database_key(g, o, h200());
-  EXPECT_NE(g_on, g_off);
-  EXPECT_NE(g_on.find("gsk"), std::string::npos) << g_on;
-  EXPECT_EQ(database_key(m, o, h200()), m_off);
   Options no_tma = o;
   no_tma.persistent_tma = false;
-  EXPECT_EQ(database_key(g, no_tma, h200()), g_off_no_tma);
+  std::string g_on, m_on, g_on_no_tma;
+  {
+    test_support::EnvGuard by_default("TMAGEMM_GROUPED_STREAM_K", std::nullopt);
+    g_on = database_key(g, o, h200());
+    m_on = database_key(m, o, h200());
+    g_on_no_tma = database_key(g, no_tma, h200());
+  }
+  EXPECT_EQ(g_on, tuning_key(g, h200()));
+  test_support::EnvGuard off("TMAGEMM_GROUPED_STREAM_K", std::string("0"));
+  const std::string g_off = database_key(g, o, h200());
+  EXPECT_NE(g_off, g_on);
+  EXPECT_NE(g_off.find("nogsk"), std::string::npos) << g_off;
+  EXPECT_EQ(database_key(m, o, h200()), m_on);
+  EXPECT_EQ(database_key(g, no_tma, h200()), g_on_no_tma);
 }
 
 }  // namespace
