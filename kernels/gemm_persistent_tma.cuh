@@ -6,7 +6,8 @@
 // Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
 // and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
 // its part (epilogue.cuh, tile_store.cuh). The other parts, each with its contract: scheduler.cuh (tiles and stream-K
-// units), pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), trace.cuh (profiling builds' timeline).
+// units), pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), cluster_split_k.cuh (a tile's K halves
+// summed in distributed shared memory), trace.cuh (profiling builds' timeline).
 //
 // FP8 (kFp8A / kFp8B: 1 e4m3, 2 e5m2): wgmma m64nWNk32 on K-major tiles of 128-element (128-byte) swizzled rows.
 // kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
@@ -33,8 +34,13 @@
 // producer, after its last load, waits until every stage has been released by the whole cluster once more.
 // Which part each CTA loads: stage_fill.cuh.
 //
+// kClusterK = 2 (cluster split-K): a cluster of two CTAs shares each tile, CTA r computing the r-th half of its K
+// blocks (no multicast: each loads its own stages); consumer r of CTA r adds the peer's sums, received through
+// distributed shared memory, and stores the rows of consumer r (cluster_split_k.cuh). A tile takes half the K loop's
+// time on twice the SMs: it pays where whole tiles leave SMs idle (fewer tiles than SMs, or a last partial wave).
+//
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kAKMajor, kBKMajor, kF16, kFp8A,
+//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kClusterK, kAKMajor, kBKMajor, kF16, kFp8A,
 //   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
 //   reallocation), kTrace, kGrouped, kStreamK, kPingPong, kOutPlain.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
@@ -65,6 +71,7 @@
 #include "ptx/sync.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
+#include "cluster_split_k.cuh"
 #include "scheduler.cuh"
 #include "stage_fill.cuh"
 #include "stream_k_fixup.cuh"
@@ -83,7 +90,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   using cuda::std::uint32_t;
   using cuda::std::uint64_t;
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages, C = Cfg::kConsumers;
-  constexpr int CM = Cfg::kClusterM, CN = Cfg::kClusterN, CS = CM * CN;
+  // CS: the CTAs that share (multicast) stages; CT: the whole cluster (with kClusterK, two CTAs on one tile).
+  constexpr int CM = Cfg::kClusterM, CN = Cfg::kClusterN, CS = CM * CN, CK = Cfg::kClusterK, CT = CS * CK;
   static_assert((CM == 1 || CM == 2) && (CN == 1 || CN == 2), "clusters of 1 or 2 CTAs along M and along N");
   // An N-major B is loaded in whole 64-column chunks: a BN of 224 takes four, the last half of which belongs to the
   // next tile (loaded, never read by this tile's wgmma).
@@ -108,6 +116,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   constexpr int WN = SN ? BN / C : BN;       // columns per consumer (the wgmma's N)
   static_assert(!SN || (WN % kRowElems == 0 && BN % C == 0), "a consumer's columns are whole 64-column chunks");
   constexpr int kABytes = Fill::kABytes, kStageBytes = Fill::kStageBytes;
+  static_assert(CK == 1 || (CK == 2 && CS == 1 && C == 2 && !kWholeRows && !Cfg::kStreamK && !Cfg::kGrouped &&
+                            Cfg::kPromote == 0),
+                "cluster split-K: two CTAs on one tile, two consumers splitting its rows, 16-bit mm/bmm/addmm");
+  using SplitK = ClusterSplitK<MI, WN>;
   static_assert(kRowsPerConsumer % 64 == 0 && MI >= 1, "each consumer owns whole m64 fragments");
   static_assert(BN % 8 == 0 && BN <= 256, "wgmma n is 8..256");
   static_assert(!Cfg::kStoreTma || WN % 32 == 0, "the TMA-store epilogue takes 64-column chunks and a 32-column tail");
@@ -130,7 +142,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
   constexpr int kStagingBytes = Cfg::kStagingChunks * 64 * 64 * 2;  // per consumer: [64][64] 16-bit swizzled blocks
   unsigned char* staging = smem + S * kStageBytes;  // only with kStoreTma
-  const Ring<S> ring(staging + (Cfg::kStoreTma ? C * kStagingBytes : 0));
+  // kClusterK: the peer's sums for this CTA's receiving consumer (one consumer's fragments in fp32).
+  unsigned char* ks_buf = staging + (Cfg::kStoreTma ? C * kStagingBytes : 0);
+  const Ring<S> ring(ks_buf + (CK > 1 ? SplitK::kBytes : 0));
 
   // NOTE: read through a shuffle so that the compiler knows the warpgroup index is warp-uniform (CUTLASS's
   // canonical_warp_group_idx): the consumers' stage offsets and wgmma descriptors then stay in uniform registers
@@ -143,6 +157,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // Stream-K: per consumer, whether its warpgroup's unit arrived last on a split tile (set by its thread 0).
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, int[4], int[1]> sk_flag;
   __shared__ cuda::std::conditional_t<Cfg::kStreamK, StreamKSchedule, char> sk_work;  // the schedule (stream-K)
+  __shared__ cuda::std::conditional_t<(CK > 1), cuda::std::uint64_t[2], char> ks_bars;  // cluster split-K: full, empty
   constexpr bool kPairs = Fill::kPairs;  // grouped_mm in 2x1 clusters: CTA tiles taken in pairs
   constexpr int kSchedM = kPairs ? BM : BM * CM;  // rows of a schedule tile
   // PDL: the group ends are the first global data read (everything before this is set-up of our own).
@@ -155,12 +170,16 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     ptx::prefetch_tensormap(&tma_a);
     ptx::prefetch_tensormap(&tma_b);
     if constexpr (Cfg::kStoreTma && !Cfg::kOutPlain) ptx::prefetch_tensormap(&tma_out);
+    if constexpr (CK > 1) {  // (ring.init's fence releases these too)
+      cuda::ptx::mbarrier_init(&ks_bars[0], 1);
+      cuda::ptx::mbarrier_init(&ks_bars[1], 1);
+    }
     ring.init((kPP ? 1 : C) * 4 * CS);  // one arrival per consumer warp (of the stage's consumer) of every cluster CTA
   }
   // NOTE: peers multicast into our smem and arrive on our barriers: publish the init cluster-wide before either
   // happens. Every thread arrives now and waits after its role's set-up, so the round trip overlaps that. The wait
   // is executed by whole warps: a lone lane's wait compiles to a slow divergent path (measured ~400 cycles).
-  if constexpr (CS > 1)
+  if constexpr (CT > 1)
     ptx::cluster_arrive_relaxed();  // fence.mbarrier_init above released the initialisation
   else
     __syncthreads();
@@ -171,16 +190,24 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if constexpr (!Cfg::kGrouped) ptx::grid_dependency_wait();
   ptx::launch_dependents();
 
-  const uint32_t rank = CS > 1 ? ptx::cluster_ctarank() : 0;
-  const int rm = static_cast<int>(rank) % CM, rn = static_cast<int>(rank) / CM;  // place in the cluster's tile grid
+  const uint32_t rank = CT > 1 ? ptx::cluster_ctarank() : 0;
+  // Place in the cluster's tile grid, and (kClusterK) which half of a tile's K blocks.
+  const int rm = static_cast<int>(rank % CS) % CM, rn = static_cast<int>(rank % CS) / CM, rk = static_cast<int>(rank) / CS;
   const auto sched = [&] {
     if constexpr (Cfg::kGrouped)
       return GroupedTileScheduler(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, Cfg::kGroupM, kPairs);
     else
       return TileScheduler(M, N, batch, BM * CM, BN * CN, Cfg::kGroupM);
   }();
-  const int first_tile = blockIdx.x / CS, tile_step = gridDim.x / CS;
+  const int first_tile = blockIdx.x / CT, tile_step = gridDim.x / CT;
   const int k_blocks = (K + BK - 1) / BK;
+  // The K blocks [kb0, kb1) of unit u this CTA computes: stream-K's range of the tile, with kClusterK this CTA's half
+  // (rank 0 the first ceil(k_blocks / 2); the host refuses K of one block), else all of them.
+  const int ks_half = (k_blocks + 1) / 2;
+  const auto unit_kb0 = [&](const WorkUnit& u) { return Cfg::kStreamK ? u.kb0 : CK > 1 ? rk * ks_half : 0; };
+  const auto unit_kb1 = [&](const WorkUnit& u) {
+    return Cfg::kStreamK ? u.kb1 : CK > 1 && rk == 0 ? ks_half : k_blocks;
+  };
   // The units of work of this CTA's cluster: whole tiles, and with kStreamK the K ranges of the last waves' tiles.
   static_assert(!Cfg::kStreamK || Cfg::kPromote == 0, "stream-K: 16-bit inputs only");
   const StreamKSchedule work_regs = StreamKSchedule::make(sched.total, k_blocks, tile_step, false);
@@ -218,11 +245,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // stages need no empty-barrier wait.
   int prefilled = 0;
   if (threadIdx.x < 32) {
-    if constexpr (CS > 1) ptx::cluster_wait();  // NOTE: before the first multicast into a peer
+    if constexpr (CT > 1) ptx::cluster_wait();  // NOTE: before the first multicast into a peer
     WorkUnit u0;
     if (threadIdx.x == 0 && work.template first<Cfg::kStreamK>(first_tile, u0)) {
       const TileCoord tc = tile_of(u0.tile);
-      const int kb0 = Cfg::kStreamK ? u0.kb0 : 0, n = (Cfg::kStreamK ? u0.kb1 : k_blocks) - kb0;
+      const int kb0 = unit_kb0(u0), n = unit_kb1(u0) - kb0;
       prefilled = n < S ? n : S;
       if (kTr) mark(kTrProdTile, clock64());
       for (int kb = 0; kb < prefilled; ++kb) issue_stage(tc, kb0 + kb, kb, kTr && kb == 0);
@@ -232,14 +259,14 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   if (wg == 0) {
     // ---------------- producer ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if constexpr (CS > 1)
+    if constexpr (CT > 1)
       if (threadIdx.x >= 32) ptx::cluster_wait();
     if (tid == 0) {
       RingPos<S> pos = RingPos<S>::fresh_after(prefilled);
       WorkUnit u;
       for (bool more = work.template first<Cfg::kStreamK>(first_tile, u), first = true; more; more = work.template next<Cfg::kStreamK>(first_tile, u), first = false) {
         const TileCoord tc = tile_of(u.tile);
-        const int kb0 = Cfg::kStreamK ? u.kb0 : 0, kb1 = Cfg::kStreamK ? u.kb1 : k_blocks;
+        const int kb0 = unit_kb0(u), kb1 = unit_kb1(u);
         for (int kb = kb0 + (first ? prefilled : 0); kb < kb1; ++kb) {
           ring.wait_empty(pos);
           issue_stage(tc, kb, pos.stage, false);
@@ -257,7 +284,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   } else {
     // ---------------- consumers ----------------
     if constexpr (Cfg::kProducerRegs > 0) ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-    if constexpr (CS > 1) ptx::cluster_wait();
+    if constexpr (CT > 1) ptx::cluster_wait();
     const int cidx = wg - 1;
     const int lane = threadIdx.x % 32;
     // A stage is freed in every CTA of the cluster (their producers multicast into our copy of it).
@@ -332,6 +359,9 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
       }
     };
+    // Cluster split-K's exchange with the peer CTA (cluster_split_k.cuh).
+    SplitK ks{nullptr, nullptr, 0};
+    if constexpr (CK > 1) ks = SplitK{ks_bars, ks_buf, rank ^ 1u};
     if (tracer) mark(kTrConsStart, clock64());
     WorkUnit u;
     int unit_index = 0;  // ping-pong: the CTA's units counted, consumer unit_index % 2 takes each
@@ -339,7 +369,11 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       const int t = u.tile;
       // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
       // j = kb - kb0 from 0, as a whole tile's do.
-      const int kb0 = Cfg::kStreamK ? u.kb0 : 0, n_kb = Cfg::kStreamK ? u.kb1 - u.kb0 : k_blocks;
+      const int kb0 = unit_kb0(u), n_kb = unit_kb1(u) - kb0;
+      // NOTE: a K half without a block would wait forever on a stage its producer never fills (the host refuses K of
+      // one block for cluster split-K; this stops a bypass loudly instead).
+      if constexpr (CK > 1)
+        if (n_kb < 1) __trap();
       if constexpr (kPP) {
         const int index = unit_index++;
         if ((index & 1) != cidx) {  // the other consumer's unit: its stages are skipped
@@ -466,7 +500,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         };
         // Peeled too where the epilogue writes the accumulators (bias, activation, scales: apply_epilogue works in
         // place): else those writes reach the next tile's first wgmmas through the runtime flag (C7515).
-        if constexpr (Cfg::kStreamK || (kPromote == 0 && !Cfg::Epi::kIdentity)) {
+        // (Cluster split-K adds the peer's sums into the accumulators too.)
+        if constexpr (Cfg::kStreamK || CK > 1 || (kPromote == 0 && !Cfg::Epi::kIdentity)) {
           k_block(0, cuda::std::true_type{});
           for (int j = 1; j < n_kb; ++j) k_block(j, cuda::std::false_type{});
         } else {
@@ -485,6 +520,17 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       ++tiles_done;
       if constexpr (kDeferred)
         while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
+      if constexpr (CK > 1) {
+        // Cluster split-K: consumer rk finishes its rows from its own sums and the peer's; the other consumer sends
+        // its sums to the peer (whose consumer of the same index finishes them) and stores nothing. Consumers whose
+        // rows lie past M are idle in both CTAs alike.
+        if (idle) continue;
+        if (cidx != rk) {
+          ks.send(acc, tid);
+          continue;
+        }
+        ks.receive(acc, tid, 4 + cidx);
+      }
       // Stream-K: how many units' workspace sums this unit's tile is finished from (0: its own accumulators).
       int reduce_segments = 0;
       if constexpr (Cfg::kStreamK) {
@@ -550,6 +596,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     }
     if constexpr (kDeferred)
       while (next_unit < kUnits) store_unit();
+    if constexpr (CK > 1) ks.finish();
     if (tracer) mark(kTrTiles, tiles_done);
     // NOTE: shared memory must outlive the TMA stores that read it; only their reads need to be done here (the
     // writes complete with the grid), so the CTA does not wait out the global write latency.

@@ -61,6 +61,33 @@ __device__ inline float4 ld_shared_cluster_f32x4(const void* local, cuda::std::u
   return v;
 }
 
+// The shared::cluster address of `local`'s offset in CTA `rank` of the cluster (distributed shared memory).
+__device__ inline cuda::std::uint32_t cluster_addr(const void* local, cuda::std::uint32_t rank) {
+  cuda::std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(local)), "r"(rank));
+  return remote;
+}
+
+// Stores 4 floats at a shared::cluster address of another CTA without waiting; the store completes on the mbarrier at
+// `remote_bar` (in the same CTA as the data) as 16 transaction bytes. NOTE: the receiver's full barrier must expect
+// the bytes of every such store (expect_tx) before its phase can complete; no fence is needed beside it.
+__device__ inline void st_async_f32x4(cuda::std::uint32_t remote, float a, float b, float c, float d,
+                                      cuda::std::uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   remote),
+               "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(__float_as_uint(c)), "r"(__float_as_uint(d)),
+               "r"(remote_bar)
+               : "memory");
+}
+
+// Arrives on an mbarrier of another CTA (a shared::cluster address) with release at cluster scope: this thread's
+// earlier memory accesses, and those ordered before them (e.g. by a named barrier), happen before whatever the peer
+// does after its acquire wait on the barrier's phase. (The stage ring's releases use the default semantics instead,
+// for speed: docs/perf-notes.md.)
+__device__ inline void mbarrier_arrive_remote_release(cuda::std::uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote_bar) : "memory");
+}
+
 __device__ inline cuda::std::uint32_t cluster_ctarank() {
   cuda::std::uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));

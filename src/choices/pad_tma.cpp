@@ -272,8 +272,9 @@ Backend pad_tma_backend() {
                    static const std::vector<ChoicePtr> all = [] {
                      std::vector<ChoicePtr> v;
                      for (const auto& c : persistent_tma_configs())
-                       // (stream-K configs need a workspace of their own beside the copies: not offered here)
-                       if (c.in_bytes == 2 && !c.stream_k) v.push_back(std::make_shared<PadChoice>(c));
+                       // (stream-K configs need a workspace of their own beside the copies: not offered here;
+                       // cluster split-K is for the aligned shapes that leave SMs idle, not measured on copies)
+                       if (c.in_bytes == 2 && !c.stream_k && c.split_k == 1) v.push_back(std::make_shared<PadChoice>(c));
                      return v;
                    }();
                    std::vector<ChoicePtr> v = all;

@@ -52,7 +52,7 @@ int out_code(DType d) {
 }  // namespace
 
 std::string TmaConfig::name() const {
-  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
+  return fmt::format("persistent_tma_{}{}x{}x{}_s{}_c{}{}_g{}{}{}{}{}{}{}{}{}{}", in_bytes == 1 ? "fp8_" : "", bm, bn, bk,
                      stages, consumers,
                      split_n ? "_sn" : "", group_m,
                      cluster_m > 1 ? fmt::format("_cm{}", cluster_m) : std::string(),
@@ -60,7 +60,8 @@ std::string TmaConfig::name() const {
                      store_tma && staging_chunks != 2 ? fmt::format("_st{}", staging_chunks) : std::string(),
                      stream_k ? "_sk" : "", ping_pong ? "_pp" : "",
                      promote > 0 ? fmt::format("_p{}", promote) : std::string(),
-                     promote_n > 0 ? fmt::format("n{}", promote_n) : std::string());
+                     promote_n > 0 ? fmt::format("n{}", promote_n) : std::string(),
+                     split_k > 1 ? fmt::format("_ks{}", split_k) : std::string());
 }
 
 std::size_t TmaConfig::smem_bytes() const {
@@ -69,7 +70,9 @@ std::size_t TmaConfig::smem_bytes() const {
   const std::size_t b_rows = in_bytes == 1 ? bn : (bn + 63) / 64 * 64;
   const std::size_t stage = static_cast<std::size_t>(bm + b_rows) * bk * in_bytes;
   const std::size_t staging = store_tma ? static_cast<std::size_t>(consumers) * staging_chunks * 64 * 64 * 2 : 0;
-  return stage * stages + staging + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
+  // Cluster split-K: the peer's fp32 sums for one consumer's rows (kernels/cluster_split_k.cuh).
+  const std::size_t received = split_k > 1 ? static_cast<std::size_t>(bm / consumers) * bn * 4 : 0;
+  return stage * stages + staging + received + 2 * stages * kBarrierBytes + 1024;  // + 1 KiB to round the base up
 }
 
 const std::vector<TmaConfig>& persistent_tma_configs() {
@@ -134,6 +137,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
        .weight = 0.98, .tuner_only = true, .stream_k = true},
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .stream_k = true},
+      // Cluster split-K (kernels/cluster_split_k.cuh): two CTAs on each tile, each over half of its K blocks, the sums
+      // added in distributed shared memory (no workspace, no counter). For shapes whose tiles leave SMs idle:
+      // 1024x1536 is 64 tiles of 128x192 (one round on 64 SMs), 1000^3 64 of 128x128. Fewer stages than the whole-tile
+      // twin make room for the received sums. Left to the tuner, timed where predicted ahead (persistent_tma_score).
+      {.bm = 128, .bn = 192, .bk = 64, .stages = 3, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.95,
+       .tuner_only = true, .split_k = 2},
+      {.bm = 128, .bn = 128, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
+       .tuner_only = true, .split_k = 2},
       // Ping-pong: each consumer on whole tiles, the two taking turns (kernels/gemm_persistent_tma.cuh kPingPong); a
       // consumer holds a 64x256 or 128x128 fragment set. Left to the tuner.
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.95,
@@ -227,6 +238,14 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   if (c.stream_k && (c.in_bytes == 1 || c.promote > 0)) return "stream-K configs take 16-bit inputs";
   if (c.stream_k && p.op == Op::grouped_mm && !grouped_stream_k_enabled())
     return "stream-K over grouped_mm's tiles is switched off (TMAGEMM_GROUPED_STREAM_K=0)";
+  if (c.split_k != 1 && c.split_k != 2) return "cluster split-K takes 1 or 2 CTAs a tile";
+  if (c.split_k == 2) {
+    if (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0)
+      return "cluster split-K configs take 16-bit mm, bmm and addmm";
+    if (c.cluster_m != 1 || c.cluster_n != 1 || c.consumers != 2 || c.split_n || c.ping_pong || c.stream_k)
+      return "cluster split-K needs a cluster of its two K halves only (no multicast), two consumers splitting the "
+             "rows, whole tiles";
+  }
   if (c.ping_pong && (p.op == Op::grouped_mm || c.in_bytes == 1 || c.promote > 0 || c.stream_k || c.split_n ||
                       c.consumers != 2 || c.cluster_n != 1))
     return "ping-pong configs take 16-bit mm, bmm and addmm on two consumers, clusters along M only";
@@ -246,6 +265,8 @@ std::string persistent_tma_can_implement_problem(const GemmProblem& p, const Tma
   }
   if (out_code(p.out.dtype) < 0) return fmt::format("output dtype {} is not bf16, f16 or f32", to_string(p.out.dtype));
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem (M, N or K is 0) needs no GEMM kernel";
+  // NOTE: each CTA of a cluster split-K pair computes at least one K block (its wgmmas then write every accumulator).
+  if (c.split_k == 2 && p.k <= c.bk) return fmt::format("cluster split-K needs K of two K blocks or more (K > {})", c.bk);
   if (c.bk * c.in_bytes != 128 && c.bk * c.in_bytes != 256)
     return "block K must be one or two 128-byte swizzle slabs (64 or 128 16-bit elements, 128 or 256 fp8)";
   if (!c.split_n && !c.ping_pong && c.bm % (64 * c.consumers) != 0)
@@ -318,7 +339,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
         int_field("kConsumers", c.consumers), int_field("kGroupM", c.group_m)},
        {bool_field("kSplitN", c.split_n)},
        {int_field("kStagingChunks", std::max(1, c.staging_chunks))},
-       {int_field("kClusterM", c.cluster_m), int_field("kClusterN", c.cluster_n)},
+       {int_field("kClusterM", c.cluster_m), int_field("kClusterN", c.cluster_n), int_field("kClusterK", c.split_k)},
        {bool_field("kStoreTma", c.store_tma), bool_field("kOutPlain", c.store_tma && out_plain)},
        {bool_field("kAKMajor", a_kmajor), bool_field("kBKMajor", b_kmajor), bool_field("kF16", f16)},
        {int_field("kFp8A", fp8_a), int_field("kFp8B", fp8_b), int_field("kPromote", c.promote),
@@ -380,12 +401,12 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
           for (bool bk : {true, false}) specs.push_back(make_spec(c, 1, 1, ak, bk, 1, {}, false, true));
       first_plain = false;
     }
-  // grouped_mm: every 16-bit config once (bf16, A row-major, B N-major; stream-K ones too, whatever
+  // grouped_mm: every 16-bit config but ping-pong and cluster split-K once (bf16, A row-major, B N-major; stream-K too, whatever
   // TMAGEMM_GROUPED_STREAM_K says), and the other B layout and f16 on the first direct-store and the first TMA-store
   // config.
   bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
-    if (c.in_bytes == 2 && !c.ping_pong) {
+    if (c.in_bytes == 2 && !c.ping_pong && c.split_k == 1) {
       specs.push_back(make_spec(c, 0, 0, true, false, 0, {}, true));
       if (first_grouped || (first_grouped_tma && c.store_tma)) {
         specs.push_back(make_spec(c, 0, 0, true, true, 0, {}, true));
@@ -615,7 +636,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
   ep.l2_stream = runtime::l2_stream_mode() == 2 ? stream_bits : 0;
 
   int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k), b = static_cast<int>(p.batch);
-  const int cm = c.cluster_m * c.cluster_n;  // CTAs per cluster
+  const int cm = c.cluster_size();  // CTAs per cluster
   // grouped_mm: the group sizes live on the device; each group adds at most one partial M block.
   const int64_t cluster_tiles = cluster_tiles_of(p, c);
   const int sms = std::max(1, dev.sm_count - std::max(0, sm_carveout));
@@ -702,8 +723,18 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   // Stream-K shares the partial wave's tiles out by K blocks: its waves are not rounded up, but its split tiles'
   // partial sums are written and read again (fp32, each unit of a split tile), at ~3 TB/s, against a wave of ~700
   // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.
-  const double workers = std::max(1, sms / (cm * cn));
+  const double workers = std::max(1, sms / (cm * cn * c.split_k));
   double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
+  if (c.split_k > 1) {
+    // Cluster split-K: a round of tiles on half as many clusters takes the time of its larger K half, plus the
+    // exchange of one consumer's fp32 sums through distributed shared memory (estimated at ~50 GB/s an SM, ~1 us for
+    // 48 KB; docs/perf-notes.md has the measurement), counted as a share of a whole tile's time.
+    const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
+    const double half = double((k_blocks + 1) / 2) / double(k_blocks);
+    const double tile_s = 2.0 * c.bm * c.bn * double(p.k) / (c.weight * 700e12 / sms);
+    const double exchange_s = double(c.bm / c.consumers) * c.bn * 4.0 / 50e9;
+    waves *= half + exchange_s / tile_s;
+  }
   if (c.stream_k) {  // (grouped_mm: on the representative routing's tiles)
     const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
     const StreamKLayout l = stream_k_layout(static_cast<int64_t>(tiles), k_blocks, static_cast<int64_t>(workers));
@@ -799,7 +830,7 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
       if (twin.reason.empty() && t && t->store_tma && t->bm == cfg->bm && t->bn == cfg->bn && t->bk == cfg->bk &&
           t->consumers == cfg->consumers && t->cluster_m == cfg->cluster_m && t->cluster_n == cfg->cluster_n &&
           t->split_n == cfg->split_n && t->in_bytes == cfg->in_bytes && t->promote == cfg->promote &&
-          t->promote_n == cfg->promote_n) {
+          t->promote_n == cfg->promote_n && t->split_k == cfg->split_k) {
         c.reason = fmt::format("dominated by {} (TMA-store epilogue, measured faster)", twin.choice->name());
         break;
       }
@@ -814,13 +845,14 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // compile on a cold kernel cache. The ratio leaves room for the model's errors: at 0.85 it set aside the best
   // tile of 1000^3 (64x128 2x1, predicted at 0.82 of 128x128 2x1, measured 0.92 against 0.83 of cuBLASLt).
   // A regex that leaves one config keeps it (it is then the best).
-  // Stream-K configs never set the best (their unrounded waves would set aside whole-tile configs the model cannot
-  // rank against them); one is timed only where it is predicted ahead of every whole-tile config, i.e. where the
-  // last wave is partial enough to pay for its split tiles.
+  // Stream-K and cluster split-K configs never set the best (their unrounded or halved waves would set aside
+  // whole-tile configs the model cannot rank against them); one is timed only where it is predicted ahead of every
+  // whole-tile config, i.e. where the last wave is partial enough (or SMs idle enough) to pay for its split tiles.
   double best_score = 0;
   bool whole_tiles = false;
   for (const auto& c : out)
-    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k) {
+    if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k &&
+                                                                cfg->split_k == 1) {
       best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
       whole_tiles = true;
     }
@@ -831,10 +863,10 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   for (auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if (cfg->stream_k && whole_tiles && s <= best_score)
-        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config (stream-K is "
-                               "timed only where predicted ahead)",
-                               best_score / std::max(s, 1e-12));
+      if ((cfg->stream_k || cfg->split_k > 1) && whole_tiles && s <= best_score)
+        c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config ({} is timed "
+                               "only where predicted ahead)",
+                               best_score / std::max(s, 1e-12), cfg->stream_k ? "stream-K" : "cluster split-K");
       else if (cfg->only_when_best && s < best_score)
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
                                "wave-fitting tile is kept only where it is predicted best)",

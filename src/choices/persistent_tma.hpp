@@ -49,12 +49,17 @@ struct TmaConfig {
   // tiles in turn with their K loops one after the other, so that one's MMAs cover the other's tile boundary (16-bit
   // mm, bmm and addmm; clusters along M only).
   bool ping_pong = false;
+  // Cluster split-K (kernels/cluster_split_k.cuh): 2 puts two CTAs of a cluster on each tile, each computing half of its
+  // K blocks, their sums added in distributed shared memory (16-bit mm, bmm and addmm; no multicast cluster, two
+  // consumers splitting the rows; one more consumer's fragments of fp32 in shared memory). 1: off.
+  int split_k = 1;
 
-  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4", "_sk", "_pp"; fp8:
+  // e.g. "persistent_tma_128x256x64_s4_c2_g8" (+ "_sn", "_cm2", "_cn2", "_tmastore", "_st4", "_sk", "_pp", "_ks2"; fp8:
   // "persistent_tma_fp8_..." and "_p<promote>" + "n<promote_n>")
   std::string name() const;
   std::size_t smem_bytes() const;           // dynamic shared memory the kernel asks for
   int threads() const { return 128 * (consumers + 1); }
+  int cluster_size() const { return cluster_m * cluster_n * split_k; }  // CTAs a cluster
 };
 
 const std::vector<TmaConfig>& persistent_tma_configs();

@@ -42,7 +42,7 @@ TEST(KernelSpec, RendersOneDeclarationPerLineThenTheEpilogueAndTheCheck) {
 }
 
 // The texts below are those the backends rendered before they shared the renderer (plus the fp8 fields, 0 for 16-bit
-// inputs, kStreamK and kOutPlain): the kernel cache's keys hash them.
+// inputs, kStreamK, kOutPlain and kClusterK): the kernel cache's keys hash them.
 TEST(KernelSpec, PersistentTmaTextIsUnchanged) {
   const TmaConfig& c = persistent_tma_configs().front();  // 128x256x64, 4 stages, 2 consumers, direct stores
   const jit::KernelSpec s = persistent_tma_spec(problem(4096, 4096, 4096), c);
@@ -54,7 +54,7 @@ TEST(KernelSpec, PersistentTmaTextIsUnchanged) {
             "  static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kConsumers = 2, kGroupM = 8;\n"
             "  static constexpr bool kSplitN = false;\n"
             "  static constexpr int kStagingChunks = 2;\n"
-            "  static constexpr int kClusterM = 1, kClusterN = 1;\n"
+            "  static constexpr int kClusterM = 1, kClusterN = 1, kClusterK = 1;\n"
             "  static constexpr bool kStoreTma = false, kOutPlain = false;\n"
             "  static constexpr bool kAKMajor = true, kBKMajor = true, kF16 = false;\n"
             "  static constexpr int kFp8A = 0, kFp8B = 0, kPromote = 0, kPromoteCols = 0;\n"

@@ -126,14 +126,14 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
     if (c.stream_k)
       EXPECT_EQ(persistent_tma_can_implement(odd_ld, c, hopper()),
                 "stream-K configs need an output TMA can address (rows and base on 16 bytes)");
-  // grouped_mm: every 16-bit config but the ping-pong ones once, stream-K too (and two more variants on the first
+  // grouped_mm: every 16-bit config but the ping-pong and cluster split-K ones once, stream-K too (and two more variants on the first
   // direct-store and TMA-store configs).
   int grouped = 0, configs16 = 0, grouped_sk = 0;
   for (const auto& s : persistent_tma_all_specs()) {
     grouped += s.name.find("_grouped") != std::string::npos;
     grouped_sk += s.name.find("_grouped") != std::string::npos && s.name.find("_sk") != std::string::npos;
   }
-  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.ping_pong;
+  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.ping_pong && c.split_k == 1;
   EXPECT_EQ(grouped, configs16 + 4);
   EXPECT_EQ(grouped_sk, 3);
 }
@@ -297,6 +297,73 @@ TEST(PersistentTmaHost, Fp8ConfigsTakeScaledMmAndTwoLevelAccumulationNeedsPromot
   for (const auto& s : persistent_tma_all_specs())
     if (s.name.find("_e4m3_rc_") != std::string::npos) ++e4m3;
   EXPECT_GE(e4m3, fp8);
+}
+
+TEST(PersistentTmaHost, ClusterSplitKTakesWholeTilesOfTwoKBlocksOrMore) {
+  // The cluster split-K configs (two CTAs on a tile, each over half of its K blocks): named _ks2, launched in clusters
+  // of two, with one consumer's rows of fp32 sums beside the ring; refused with the rule named where a half would have
+  // no K block, for grouped_mm, and on a table row that asks for multicast with it.
+  int found = 0;
+  for (const auto& c : persistent_tma_configs()) {
+    if (c.split_k == 1) continue;
+    ++found;
+    EXPECT_NE(c.name().find("_ks2"), std::string::npos) << c.name();
+    EXPECT_EQ(c.cluster_size(), 2) << c.name();
+    TmaConfig twin = c;
+    twin.split_k = 1;
+    EXPECT_EQ(c.smem_bytes() - twin.smem_bytes(), std::size_t(c.bm / c.consumers) * c.bn * 4) << c.name();
+    EXPECT_LE(c.smem_bytes(), std::size_t{232448}) << c.name();
+    EXPECT_EQ(persistent_tma_can_implement(problem(1536, 1536, 1536, false), c, hopper()), "") << c.name();
+    EXPECT_EQ(persistent_tma_can_implement(problem(1536, 1536, 64, false), c, hopper()),
+              "cluster split-K needs K of two K blocks or more (K > 64)");
+    EXPECT_EQ(persistent_tma_can_implement(problem(1536, 1536, 72, false), c, hopper()), "") << c.name();
+    GemmProblem g = problem(1536, 1536, 1536, false);
+    g.op = Op::grouped_mm;
+    g.batch = 4;
+    g.b.batch_stride = 1536 * 1536;
+    EXPECT_EQ(persistent_tma_can_implement(g, c, hopper()), "cluster split-K configs take 16-bit mm, bmm and addmm");
+    TmaConfig multicast = c;
+    multicast.cluster_m = 2;
+    EXPECT_NE(persistent_tma_can_implement(problem(1536, 1536, 1536, false), multicast, hopper()).find("no multicast"),
+              std::string::npos);
+  }
+  EXPECT_EQ(found, 2);
+  // Kernels: every layout, dtype and output like any TMA-store config, once with plain stores, never grouped.
+  int specs = 0;
+  for (const auto& s : persistent_tma_all_specs())
+    if (s.name.find("_ks2") != std::string::npos) {
+      ++specs;
+      EXPECT_EQ(s.name.find("_grouped"), std::string::npos) << s.name;
+      EXPECT_NE(s.extra_source.find("kClusterK = 2;"), std::string::npos) << s.name;  // the kernel splits K
+    }
+  EXPECT_EQ(specs, 2 * (2 * 4 * 2 + 1));
+}
+
+TEST(PersistentTmaHost, ClusterSplitKScoresHalfARoundWhereTilesLeaveSmsIdle) {
+  // 1000^3 is 64 tiles of 128x128: one round on 64 of 132 SMs whole, one round of half the K blocks on 128 split
+  // (plus the exchange). 1536^3 is 96 tiles of 128x192: two rounds on 66 clusters, no better than one whole round.
+  // (Against every whole-tile config, the prescreen: Tuner.ClusterSplitKIsTimedWhereTilesLeaveSmsIdle.)
+  const auto config = [](int bn, int split_k) {
+    for (const auto& c : persistent_tma_configs())
+      if (c.bm == 128 && c.bn == bn && c.bk == 64 && c.split_k == split_k && c.store_tma && c.cluster_m == 1 &&
+          !c.stream_k && !c.ping_pong)
+        return &c;
+    return static_cast<const TmaConfig*>(nullptr);
+  };
+  for (int bn : {128, 192}) {
+    const TmaConfig* ks = config(bn, 2);
+    const TmaConfig* whole = config(bn, 1);
+    ASSERT_NE(ks, nullptr);
+    ASSERT_NE(whole, nullptr);
+    const auto ratio = [&](const GemmProblem& p) {
+      return persistent_tma_score(p, *ks, hopper(), 0) / persistent_tma_score(p, *whole, hopper(), 0);
+    };
+    if (bn == 128) {
+      EXPECT_GT(ratio(problem(1000, 1000, 1000, false)), 1.5);
+      EXPECT_LT(ratio(problem(1000, 1000, 1000, false)), 1.9);
+    }
+    if (bn == 192) EXPECT_LT(ratio(problem(1536, 1536, 1536, false)), 1.0);
+  }
 }
 
 }  // namespace
