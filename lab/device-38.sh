@@ -6,13 +6,14 @@
 #           lab/probes/cublaslt_algo_config.cu); ClusterSplitK.* and PersistentTma.EveryConfigLoopsOverTiles (every table row, the new ones too), memcheck
 #           of the exchange across tiles; then the ks2 configs forced on few-tile shapes beside the whole-tile config
 #           that wins 1000^3 today, each row's cuBLASLt in the same run.
-#   PART=2: the waves and llm suites tuned (fresh database, AUTOTUNE logs): do the ks2 configs get timed and win?
+#   PART=2: the ks2 config forced on M = 128 rows (B streamed once by 128 CTAs instead of 64) beside the 64x128 split-N
+#           2x1 config that wins 128x8192x8192 rc today; the llm suite tuned (fresh database, AUTOTUNE logs).
 #   PART=3: the square suite tuned, then the waves suite again (a second tuning, for the spread).
 set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-ks="persistent_tma_128x128x64_s4_c2_g8_tmastore_ks2 persistent_tma_128x192x64_s3_c2_g8_tmastore_ks2"
+ks="persistent_tma_128x128x64_s4_c2_g8_tmastore_ks2"
 case "${PART:-1}" in
 1)
   stage "cuBLASLt's picks"  # lab/probes/cublaslt_algo_config.cu, built here into .carry/bin
@@ -27,7 +28,11 @@ case "${PART:-1}" in
     | tee "$out/forced.txt"
   ;;
 2)
-  BENCH_LOG=autotune bench_suites waves:200 llm:330
+  stage "forced, M = 128"
+  # shellcheck disable=SC2086
+  lab/bench-forced.sh "128x8192x8192,128x8192x8192:rc,128x4096x14336,128x4096x14336:rc,128x8192x4096" $ks \
+    persistent_tma_64x128x64_s8_c2_sn_g8_cm2_tmastore 2>&1 | tee "$out/forced-m128.txt"
+  BENCH_LOG=autotune bench_suites llm:330
   ;;
 3)
   BENCH_LOG=autotune bench_suites square:150

@@ -138,11 +138,10 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .stream_k = true},
       // Cluster split-K (kernels/cluster_split_k.cuh): two CTAs on each tile, each over half of its K blocks, the sums
-      // added in distributed shared memory (no workspace, no counter). For shapes whose tiles leave SMs idle:
-      // 1024x1536 is 64 tiles of 128x192 (one round on 64 SMs), 1000^3 64 of 128x128. Fewer stages than the whole-tile
-      // twin make room for the received sums. Left to the tuner, timed where predicted ahead (persistent_tma_score).
-      {.bm = 128, .bn = 192, .bk = 64, .stages = 3, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.95,
-       .tuner_only = true, .split_k = 2},
+      // added in distributed shared memory (no workspace, no counter). For shapes whose tiles leave SMs idle (1000^3 is
+      // 64 tiles of 128x128, one round on 64 SMs). Two stages fewer than the whole-tile twin make room for the
+      // received sums. Left to the tuner, timed where predicted ahead (persistent_tma_score). (A 128x192 one, 3
+      // stages, lost to this one and to whole tiles on every shape forced, 0.60-0.78 of cuBLASLt: dropped.)
       {.bm = 128, .bn = 128, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .split_k = 2},
       // Ping-pong: each consumer on whole tiles, the two taking turns (kernels/gemm_persistent_tma.cuh kPingPong); a

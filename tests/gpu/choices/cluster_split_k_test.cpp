@@ -17,8 +17,7 @@
 namespace tmagemm::testing {
 namespace {
 
-const char* kConfigs[] = {"^persistent_tma_128x128x64_s4_c2_g8_tmastore_ks2$",
-                          "^persistent_tma_128x192x64_s3_c2_g8_tmastore_ks2$"};
+const char* kConfigs[] = {"^persistent_tma_128x128x64_s4_c2_g8_tmastore_ks2$"};
 
 class ClusterSplitK : public ::testing::Test {
  protected:
