@@ -8,7 +8,9 @@
 #           that wins 1000^3 today, each row's cuBLASLt in the same run.
 #   PART=2: the ks2 config forced on M = 128 rows (B streamed once by 128 CTAs instead of 64) beside the 64x128 split-N
 #           2x1 config that wins 128x8192x8192 rc today; the llm suite tuned (fresh database, AUTOTUNE logs).
-#   PART=3: the square suite tuned, then the waves suite again (a second tuning, for the spread).
+#   PART=3: the three-consumer configs and 128x160 (cuBLASLt's wave-fitting tiles): every table row's GPU tests, then
+#           each forced on the waves shapes they were made for.
+#   PART=4: the square suite tuned, then the waves suite (fresh databases).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -35,6 +37,13 @@ case "${PART:-1}" in
   BENCH_LOG=autotune bench_suites llm:330
   ;;
 3)
+  gpu_tests "PersistentTma.EveryConfig*:PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress" 240
+  stage "forced, cuBLASLt's tiles"
+  lab/bench-forced.sh "1536x1536x1536,1536x1536x1536:rc,4224x4224x4224,6144x1536x4096,2560x2560x2560,4096x4096x4096,1000x1000x1000" \
+    persistent_tma_192x192x64_s3_c3_g8_tmastore persistent_tma_192x96x64_s4_c3_g8_tmastore \
+    persistent_tma_128x160x64_s4_c2_g8_tmastore 2>&1 | tee "$out/forced-tiles.txt"
+  ;;
+4)
   BENCH_LOG=autotune bench_suites square:150
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites waves:200
   ;;
