@@ -43,6 +43,21 @@ case "${PART:-1}" in
     persistent_tma_192x192x64_s3_c3_g8_tmastore persistent_tma_192x96x64_s4_c3_g8_tmastore \
     persistent_tma_128x160x64_s4_c2_g8_tmastore 2>&1 | tee "$out/forced-tiles.txt"
   ;;
+5)
+  # PART=3, PART=2's forced rows and PART=4 in one call (a machine is scarce): GPU tests, forced rows, waves and
+  # square tuned.
+  gpu_tests "PersistentTma.EveryConfig*:PersistentTma.TmaStoreConfigsOnOutputsTmaCannotAddress" 150
+  stage "forced, cuBLASLt's tiles"
+  lab/bench-forced.sh "1536x1536x1536,1536x1536x1536:rc,4224x4224x4224,6144x1536x4096,2560x2560x2560,4096x4096x4096,1000x1000x1000" \
+    persistent_tma_192x192x64_s3_c3_g8_tmastore persistent_tma_192x96x64_s4_c3_g8_tmastore \
+    persistent_tma_128x160x64_s4_c2_g8_tmastore 2>&1 | tee "$out/forced-tiles.txt"
+  stage "forced, M = 128"
+  # shellcheck disable=SC2086
+  lab/bench-forced.sh "128x8192x8192,128x8192x8192:rc,128x4096x14336,128x4096x14336:rc,128x8192x4096" $ks \
+    persistent_tma_64x128x64_s8_c2_sn_g8_cm2_tmastore 2>&1 | tee "$out/forced-m128.txt"
+  BENCH_LOG=autotune bench_suites waves:170
+  fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites square:120
+  ;;
 4)
   BENCH_LOG=autotune bench_suites square:150
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites waves:200
