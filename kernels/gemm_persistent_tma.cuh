@@ -313,10 +313,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     // (Ping-pong stores under the other consumer's MMAs.) grouped_mm's stream-K kernels store a finished tile at once:
     // with the packed copy held through the next unit's K loop, the 128x256 ones spilled (132 bytes) around the
     // plain row copies of fragments that cross a group's end.
-    // (Three consumers have 152 registers each: no room for the packed copy beside a fragment wider than 128 columns,
-    // which is stored at once.)
-    constexpr bool kDeferred =
-        Cfg::kStoreTma && kGroups == 1 && !kPP && !(Cfg::kGrouped && Cfg::kStreamK) && (C < 3 || WN <= 128);
+    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP && !(Cfg::kGrouped && Cfg::kStreamK);
     static_assert(kDeferred || !Cfg::kStoreTma || WN % 64 == 0,
                   "a tile stored at once goes out in whole 64-column chunks (no 32-column tail)");
     constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);

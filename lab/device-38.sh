@@ -58,6 +58,11 @@ case "${PART:-1}" in
   BENCH_LOG=autotune bench_suites waves:170
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites square:120
   ;;
+6)
+  # The landing build (three-consumer tiles dropped): every config on ragged shapes (cluster split-K skipping K of one
+  # block), the cluster split-K tests again.
+  gpu_tests "PersistentTma.EveryConfigEveryLayout:ClusterSplitK.*" 200
+  ;;
 4)
   BENCH_LOG=autotune bench_suites square:150
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites waves:200

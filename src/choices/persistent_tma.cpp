@@ -137,14 +137,6 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
        .weight = 0.98, .tuner_only = true, .stream_k = true},
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .stream_k = true},
-      // EXPERIMENT: cuBLASLt's wave-fitting tiles (lab/probes/cublaslt_algo_config.cu): 192x192 on three consumers
-      // (4224^3, 6144x1536x4096), 192x96 on three (1536^3: 128 tiles), 128x160 (1536^3: 120 tiles).
-      {.bm = 192, .bn = 192, .bk = 64, .stages = 3, .consumers = 3, .group_m = 8, .store_tma = true, .weight = 1.00,
-       .tuner_only = true},
-      {.bm = 192, .bn = 96, .bk = 64, .stages = 4, .consumers = 3, .group_m = 8, .store_tma = true, .weight = 0.90,
-       .tuner_only = true},
-      {.bm = 128, .bn = 160, .bk = 64, .stages = 4, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.95,
-       .tuner_only = true},
       // Cluster split-K (kernels/cluster_split_k.cuh): two CTAs on each tile, each over half of its K blocks, the sums
       // added in distributed shared memory (no workspace, no counter). For shapes whose tiles leave SMs idle (1000^3 is
       // 64 tiles of 128x128, one round on 64 SMs). Two stages fewer than the whole-tile twin make room for the
@@ -352,8 +344,7 @@ jit::KernelSpec make_spec(const TmaConfig& c, int in_a, int in_b, bool a_kmajor,
        {int_field("kFp8A", fp8_a), int_field("kFp8B", fp8_b), int_field("kPromote", c.promote),
         int_field("kPromoteCols", c.promote_n)},
        {int_field("kOut", out), int_field("kProducerRegs", realloc ? 40 : 0),
-        // NOTE: 64K registers a CTA: 128 x 40 + 256 x 232 with two consumers, 128 x 40 + 384 x 152 with three.
-        int_field("kConsumerRegs", !realloc ? 0 : c.consumers == 3 ? 152 : 232)},
+        int_field("kConsumerRegs", realloc ? 232 : 0)},
        {bool_field("kTrace", trace), bool_field("kGrouped", grouped), bool_field("kStreamK", c.stream_k),
         bool_field("kPingPong", c.ping_pong)}}};
   return config_kernel_spec(fmt::format("{}_{}_{}{}_{}{}{}{}{}", c.name(), in_name, a_kmajor ? "r" : "c",

@@ -115,6 +115,8 @@ TEST_F(PersistentTma, EveryConfigEveryLayout) {
     if (cfg.in_bytes == 2)  // (the fp8 configs: ScaledMm.EveryFp8Choice)
     for (int layout = 0; layout < 4; ++layout)
       for (const auto& s : shapes) {
+        // (Cluster split-K refuses K of one block, each CTA of its pair needing one: a CPU test checks the rule.)
+        if (cfg.split_k > 1 && s[2] <= cfg.bk) continue;
         Case c{DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0};
         c.regex = "^" + cfg.name() + "$";
         run_case(c, rng);
