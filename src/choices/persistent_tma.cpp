@@ -400,9 +400,9 @@ std::vector<jit::KernelSpec> persistent_tma_all_specs() {
           for (bool bk : {true, false}) specs.push_back(make_spec(c, 1, 1, ak, bk, 1, {}, false, true));
       first_plain = false;
     }
-  // grouped_mm: every 16-bit config but ping-pong and cluster split-K once (bf16, A row-major, B N-major; stream-K too, whatever
-  // TMAGEMM_GROUPED_STREAM_K says), and the other B layout and f16 on the first direct-store and the first TMA-store
-  // config.
+  // grouped_mm: every 16-bit config but ping-pong and cluster split-K once (bf16, A row-major, B N-major; stream-K
+  // too, whatever TMAGEMM_GROUPED_STREAM_K says), and the other B layout and f16 on the first direct-store and the
+  // first TMA-store config.
   bool first_grouped = true, first_grouped_tma = true;
   for (const auto& c : persistent_tma_configs())
     if (c.in_bytes == 2 && !c.ping_pong && c.split_k == 1) {
@@ -726,8 +726,9 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   double waves = c.stream_k ? std::max(1.0, tiles / workers) : std::ceil(tiles / workers);
   if (c.split_k > 1) {
     // Cluster split-K: a round of tiles on half as many clusters takes the time of its larger K half, plus the
-    // exchange of one consumer's fp32 sums through distributed shared memory (estimated at ~50 GB/s an SM, ~1 us for
-    // 48 KB; docs/perf-notes.md has the measurement), counted as a share of a whole tile's time.
+    // exchange of one consumer's fp32 sums through distributed shared memory (an estimate, ~50 GB/s an SM: ~0.65 us
+    // for 32 KB), counted as a share of a whole tile's time. (Optimistic where launch, first loads or L2 bytes per
+    // FLOP set the time: forced, 128x128 ks2 read 0.78-0.84 of cuBLASLt; docs/perf-notes.md, thirty-eighth session.)
     const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
     const double half = double((k_blocks + 1) / 2) / double(k_blocks);
     const double tile_s = 2.0 * c.bm * c.bn * double(p.k) / (c.weight * 700e12 / sms);
