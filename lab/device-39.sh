@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# device-39.sh — the device calls the thirty-ninth session prepared (no device was lent in that session). The question
+# they answer: why do narrow and three-consumer tiles (192x96, 128x160: cuBLASLt's wave-fitting picks) run 0.64-0.89
+# of cuBLASLt in our kernel although 192x96 moves the same L2 bytes per FLOP as 128x128? Three layers, each measured:
+#   (1) the tensor cores alone: lab/probes/wgmma_rate.cu, wgmma SS from fixed shared memory by N, consumer count,
+#       m-blocks, B's layout, with and without bulk copies writing shared memory;
+#   (2) our main loop in situ: each tile forced on a shape of exactly 132 (or 128) tiles with K = 32768, where the K loop
+#       is ~all of the time, beside cuBLASLt on the same shape;
+#   (3) the whole call on the waves shapes (the thirty-eighth session's forced tables).
+# (1) against (2) says what the pipeline (barriers, TMA latency, the producer) costs per tile shape; (2) against (3) what
+# the prologue, epilogue and wave shape cost.
+#
+# Prepare here (lab/prepare-39.sh does all of it): build main, `tmagemm compile-check` into .kcache, tar it
+# (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests into .carry/bin, build the probe into
+# .carry/bin/wgmma_rate. For PART=2 the three-consumer patch (lab/2026-12-05-session38/three-consumer-tiles.patch)
+# is built in a worktree and carried as .carry/lab/{tmagemm,kcache.tgz}. Carry [".carry/bin", ".carry/kcache.tgz"]
+# (PART=1) or [".carry/lab"] (PART=2).
+#   PART=1: the probe; the table's tiles on their 132-tile long-K shapes (rr and rc); the grouped suite's decode rows
+#           forced to 64x128 s8 and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s,
+#           where 64x128 s8 forced read 3.91 in an earlier session).
+#   PART=2: the patched build: 192x96 c3, 192x192 c3 and 128x160 on their long-K shapes, 128x128 and 128x192 beside them
+#           as the in-run reference.
+set -u
+out=$OUT
+source scripts/device-lib.sh
+
+# One config forced on one or more shapes (lab/bench-forced.sh), appended to $out/$1. Usage: forced FILE SHAPES CONFIG
+forced() { lab/bench-forced.sh "$2" "$3" 2>&1 | tee -a "$out/$1"; }
+
+case "${PART:-1}" in
+1)
+  use_carry
+  stage "wgmma rate"
+  timeout 180 .carry/bin/wgmma_rate 4096 2>&1 | tee "$out/wgmma-rate.txt"
+  stage "main loop in situ (132 tiles, K = 32768)"
+  p=persistent_tma_
+  forced long-k.txt "1536x2816x32768,1536x2816x32768:rc" ${p}128x256x64_s4_c2_g8_tmastore
+  forced long-k.txt "1536x2816x32768,1536x2816x32768:rc" ${p}128x256x64_s4_c2_g8_cm2_tmastore
+  forced long-k.txt "3072x1408x32768,3072x1408x32768:rc" ${p}256x128x64_s4_c2_g8_tmastore
+  forced long-k.txt "1536x2112x32768,1536x2112x32768:rc" ${p}128x192x64_s4_c2_g8_tmastore
+  forced long-k.txt "1536x2464x32768" ${p}128x224x64_s4_c2_g8_tmastore
+  forced long-k.txt "1536x1408x32768,1536x1408x32768:rc" ${p}128x128x64_s6_c2_g8_tmastore
+  forced long-k.txt "768x2816x32768" ${p}64x256x64_s5_c1_g8_tmastore
+  forced long-k.txt "768x1408x32768" ${p}64x128x64_s8_c1_g8_tmastore
+  forced long-k.txt "1536x1408x32768" ${p}128x128x64_s6_c2_g8_tmastore_pp
+  stage "grouped, decode rows forced"
+  forced grouped-decode.txt grouped ${p}64x128x64_s8_c1_g8_tmastore
+  forced grouped-decode.txt grouped ${p}64x256x64_s5_c1_g8_tmastore
+  ;;
+2)
+  mkdir -p "$out" /tmp/kc build
+  tar -C /tmp/kc -xzf .carry/lab/kcache.tgz
+  cp .carry/lab/tmagemm build/tmagemm
+  fresh_db /tmp/kc/kernels
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  stage "main loop in situ, three-consumer tiles and 128x160"
+  p=persistent_tma_
+  forced long-k-c3.txt "2304x1056x32768,2304x1056x32768:rc" ${p}192x96x64_s4_c3_g8_tmastore
+  forced long-k-c3.txt "2304x2112x32768,2304x2112x32768:rc" ${p}192x192x64_s3_c3_g8_tmastore
+  forced long-k-c3.txt "1536x1760x32768,1536x1760x32768:rc" ${p}128x160x64_s4_c2_g8_tmastore
+  forced long-k-c3.txt "1536x1408x32768,2304x1056x32768" ${p}128x128x64_s6_c2_g8_tmastore
+  forced long-k-c3.txt "1536x2112x32768,2304x2112x32768" ${p}128x192x64_s4_c2_g8_tmastore
+  ;;
+esac
+stage done
