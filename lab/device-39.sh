@@ -13,13 +13,13 @@
 # Prepare here (lab/prepare-39.sh does all of it): build main, `tmagemm compile-check` into .kcache, tar it
 # (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests into .carry/bin, build the probe into
 # .carry/bin/wgmma_rate. For PART=2 the three-consumer patch (lab/2026-12-05-session38/three-consumer-tiles.patch)
-# is built in a worktree and carried as .carry/lab/{tmagemm,kcache.tgz}. Carry [".carry/bin", ".carry/kcache.tgz"]
-# (PART=1) or [".carry/lab"] (PART=2).
+# is built in a worktree and carried as .carry/lab/{tmagemm,kcache.tgz} (~6 MB). Carry [".carry/bin",
+# ".carry/kcache.tgz", ".carry/lab"]; one call (~6-8 min) runs PART=1 and, where .carry/lab is there, PART=2.
 #   PART=1: the probe; the table's tiles on their 132-tile long-K shapes (rr and rc); the grouped suite's decode rows
 #           forced to 64x128 s8 and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s,
 #           where 64x128 s8 forced read 3.91 in an earlier session).
 #   PART=2: the patched build: 192x96 c3, 192x192 c3 and 128x160 on their long-K shapes, 128x128 and 128x192 beside them
-#           as the in-run reference.
+#           as the in-run reference (with that build's own kernel cache).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -27,8 +27,7 @@ source scripts/device-lib.sh
 # One config forced on one or more shapes (lab/bench-forced.sh), appended to $out/$1. Usage: forced FILE SHAPES CONFIG
 forced() { lab/bench-forced.sh "$2" "$3" 2>&1 | tee -a "$out/$1"; }
 
-case "${PART:-1}" in
-1)
+part1() {
   use_carry
   stage "wgmma rate"
   timeout 180 .carry/bin/wgmma_rate 4096 2>&1 | tee "$out/wgmma-rate.txt"
@@ -46,13 +45,13 @@ case "${PART:-1}" in
   stage "grouped, decode rows forced"
   forced grouped-decode.txt grouped ${p}64x128x64_s8_c1_g8_tmastore
   forced grouped-decode.txt grouped ${p}64x256x64_s5_c1_g8_tmastore
-  ;;
-2)
-  mkdir -p "$out" /tmp/kc build
-  tar -C /tmp/kc -xzf .carry/lab/kcache.tgz
-  cp .carry/lab/tmagemm build/tmagemm
-  fresh_db /tmp/kc/kernels
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+}
+
+part2() {
+  mkdir -p "$out" /tmp/kc-lab
+  tar -C /tmp/kc-lab -xzf .carry/lab/kcache.tgz
+  fresh_db /tmp/kc-lab/kernels
+  export TMAGEMM_BIN=.carry/lab/tmagemm
   stage "main loop in situ, three-consumer tiles and 128x160"
   p=persistent_tma_
   forced long-k-c3.txt "2304x1056x32768,2304x1056x32768:rc" ${p}192x96x64_s4_c3_g8_tmastore
@@ -60,6 +59,18 @@ case "${PART:-1}" in
   forced long-k-c3.txt "1536x1760x32768,1536x1760x32768:rc" ${p}128x160x64_s4_c2_g8_tmastore
   forced long-k-c3.txt "1536x1408x32768,2304x1056x32768" ${p}128x128x64_s6_c2_g8_tmastore
   forced long-k-c3.txt "1536x2112x32768,2304x2112x32768" ${p}128x192x64_s4_c2_g8_tmastore
+  unset TMAGEMM_BIN
+}
+
+case "${PART:-1}" in
+1)
+  part1
+  [ -d .carry/lab ] && part2
+  ;;
+2)
+  mkdir -p "$out"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  part2
   ;;
 esac
 stage done
