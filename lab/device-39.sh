@@ -14,12 +14,15 @@
 # (.carry/kcache.tgz), copy build/tmagemm and build/tests/tmagemm_gpu_tests into .carry/bin, build the probe into
 # .carry/bin/wgmma_rate. For PART=2 the three-consumer patch (lab/2026-12-05-session38/three-consumer-tiles.patch)
 # is built in a worktree and carried as .carry/lab/{tmagemm,kcache.tgz} (~6 MB). Carry [".carry/bin",
-# ".carry/kcache.tgz", ".carry/lab"]; one call (~6-8 min) runs PART=1 and, where .carry/lab is there, PART=2.
-#   PART=1: the probe; the table's tiles on their 132-tile long-K shapes (rr and rc); the grouped suite's decode rows
-#           forced to 64x128 s8 and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s,
-#           where 64x128 s8 forced read 3.91 in an earlier session).
+# ".carry/kcache.tgz", ".carry/lab"]; one call (~5 min) runs PART=1 and, where .carry/lab is there, PART=2.
+#   PART=1: the probe; the table's tiles on their 132-tile long-K shapes (rr and rc).
 #   PART=2: the patched build: 192x96 c3, 192x192 c3 and 128x160 on their long-K shapes, 128x128 and 128x192 beside them
 #           as the in-run reference (with that build's own kernel cache).
+#   PART=3: (a second call) the sparse grouped classes tuned over three routings (tuning_group_routings, thirty-ninth
+#           session): GroupedMm.* (SparseClassTunedOverSeveralRoutings among them), the grouped suite tuned (fresh
+#           database; AUTOTUNE logs: issue 20's grouped target, 1.10, 1.095 last), then its rows forced to 64x128 s8
+#           and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s, where 64x128 s8
+#           forced read 3.91 in an earlier session).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -42,9 +45,16 @@ part1() {
   forced long-k.txt "768x2816x32768" ${p}64x256x64_s5_c1_g8_tmastore
   forced long-k.txt "768x1408x32768" ${p}64x128x64_s8_c1_g8_tmastore
   forced long-k.txt "1536x1408x32768" ${p}128x128x64_s6_c2_g8_tmastore_pp
-  stage "grouped, decode rows forced"
-  forced grouped-decode.txt grouped ${p}64x128x64_s8_c1_g8_tmastore
-  forced grouped-decode.txt grouped ${p}64x256x64_s5_c1_g8_tmastore
+}
+
+part3() {
+  use_carry
+  gpu_tests "GroupedMm.*" 180
+  fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites grouped:200
+  stage "grouped, forced (the decode rows come last; the call's limit may cut the second config)"
+  p=persistent_tma_
+  forced grouped-forced.txt grouped ${p}64x128x64_s8_c1_g8_tmastore
+  forced grouped-forced.txt grouped ${p}64x256x64_s5_c1_g8_tmastore
 }
 
 part2() {
@@ -71,6 +81,9 @@ case "${PART:-1}" in
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   part2
+  ;;
+3)
+  part3
   ;;
 esac
 stage done

@@ -641,7 +641,10 @@ GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const Ten
 }
 
 namespace {
-std::vector<int32_t> routing_of(int64_t m, int64_t groups) {
+// kRoutingSeed: the representative draw (tuning_group_ends); draw r of tuning_group_routings uses kRoutingSeed + r.
+constexpr std::uint64_t kRoutingSeed = 0x6d6f65;
+
+std::vector<int32_t> routing_of(int64_t m, int64_t groups, std::uint64_t seed) {
   std::vector<double> w(static_cast<std::size_t>(std::max<int64_t>(groups, 0)));
   double total = 0;
   for (std::size_t g = 0; g < w.size(); ++g) {
@@ -658,7 +661,7 @@ std::vector<int32_t> routing_of(int64_t m, int64_t groups) {
     double sum = 0;
     for (std::size_t g = 0; g < w.size(); ++g) cdf[g] = (sum += w[g]) / total;
     std::vector<int64_t> rows(w.size(), 0);
-    std::mt19937_64 rng(0x6d6f65);
+    std::mt19937_64 rng(seed);
     for (int64_t t = 0; t < m; ++t) {
       const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
       const auto g = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
@@ -679,16 +682,21 @@ std::vector<int32_t> routing_of(int64_t m, int64_t groups) {
 
 // The scores of every config call this for the same class (a sparse class draws up to 16 tokens a group, ~60 us at
 // 256 groups): each class is routed once per process.
-std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) {
+std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t groups) {
   static std::mutex mutex;
-  static std::map<std::pair<int64_t, int64_t>, std::vector<int32_t>> routed;
+  static std::map<std::pair<int64_t, int64_t>, std::vector<std::vector<int32_t>>> routed;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = routed.find({m, groups});
   if (it == routed.end()) {
     if (routed.size() >= 256) routed.clear();  // bounded: a process meets few grouped shape classes
-    it = routed.emplace(std::make_pair(m, groups), routing_of(m, groups)).first;
+    std::vector<std::vector<int32_t>> draws = {routing_of(m, groups, kRoutingSeed)};
+    if (m <= kSampledTokensPerGroup * groups)
+      for (int r = 1; r < kTuningRoutings; ++r) draws.push_back(routing_of(m, groups, kRoutingSeed + r));
+    it = routed.emplace(std::make_pair(m, groups), std::move(draws)).first;
   }
   return it->second;
 }
+
+std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) { return tuning_group_routings(m, groups).front(); }
 
 }  // namespace tmagemm

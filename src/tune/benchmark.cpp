@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -285,16 +286,20 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     sp.scale_a = static_cast<const float*>(scratch_scale_a->operand.data);
     sp.scale_b = static_cast<const float*>(scratch_scale_b->operand.data);
   }
-  // grouped_mm: scratch group ends, the representative uneven routing (tuning_group_ends).
-  std::optional<DeviceMem> scratch_ends;
+  // grouped_mm: scratch group ends, the routings of the class (tuning_group_routings): the representative one, which
+  // the check and every single run use, and for a sparse class more draws, over which each timed run is averaged.
+  std::deque<DeviceMem> scratch_ends;  // (DeviceMem does not move: a deque keeps its elements in place)
+  std::vector<const int32_t*> routing_ends;
   if (p.op == Op::grouped_mm) {
-    const std::vector<int32_t> ends = tuning_group_ends(p.m, p.batch);
-    scratch_ends.emplace(ends.size() * sizeof(int32_t));
-    if (!ends.empty())
-      runtime::check_cuda(cudaMemcpyAsync(scratch_ends->ptr, ends.data(), ends.size() * sizeof(int32_t),
-                                          cudaMemcpyHostToDevice, stream),
-                          "cudaMemcpyAsync(tuning group ends)");
-    sp.group_ends = static_cast<const int32_t*>(scratch_ends->ptr);
+    for (const std::vector<int32_t>& ends : tuning_group_routings(p.m, p.batch)) {
+      DeviceMem& d = scratch_ends.emplace_back(ends.size() * sizeof(int32_t));
+      if (!ends.empty())
+        runtime::check_cuda(cudaMemcpyAsync(d.ptr, ends.data(), ends.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                            stream),
+                            "cudaMemcpyAsync(tuning group ends)");
+      routing_ends.push_back(static_cast<const int32_t*>(d.ptr));
+    }
+    sp.group_ends = routing_ends.front();
   }
   sp.out.data = static_cast<char*>(scratch.ptr) + user_off;
   std::size_t ws_bytes = 0;
@@ -354,6 +359,23 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     float ms = 0;
     runtime::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
     return ms;
+  };
+  // One timed run of a candidate over the class's routings (grouped_mm, a sparse class): the mean of one run on each,
+  // each after its own flush; every other problem: time_once.
+  auto time_run = [&](const choices::ChoicePtr& c, bool read_flush) {
+    if (routing_ends.size() <= 1) return time_once(c, read_flush);
+    float sum = 0;
+    for (const int32_t* ends : routing_ends) {
+      sp.group_ends = ends;
+      try {
+        sum += time_once(c, read_flush);
+      } catch (...) {
+        sp.group_ends = routing_ends.front();
+        throw;
+      }
+    }
+    sp.group_ends = routing_ends.front();
+    return sum / static_cast<float>(routing_ends.size());
   };
   auto median = [](std::vector<float> v) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
@@ -415,12 +437,12 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
         try {
           if (both_flushes) {
             const bool read_first = round % 2 == 1;
-            const float first = time_once(m.choice, read_first);
-            const float second = time_once(m.choice, !read_first);
+            const float first = time_run(m.choice, read_first);
+            const float second = time_run(m.choice, !read_first);
             m.times.push_back(read_first ? second : first);
             m.times_read.push_back(read_first ? first : second);
           } else {
-            m.times.push_back(time_once(m.choice, false));
+            m.times.push_back(time_run(m.choice, false));
           }
         } catch (const Error& e) {
           cudaGetLastError();

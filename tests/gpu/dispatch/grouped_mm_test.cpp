@@ -221,6 +221,27 @@ TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
   run_and_check(Grouped{8, 4000, 512, 512}, random_ends(8, 4000, rng), cached, rng);
 }
 
+// A sparse class (MoE decode: 64 tokens over 64 experts) is timed over several draws of the tuning router
+// (tuning_group_routings); the call is right, its winner is recorded for the class, and a new routing of the class
+// runs it without tuning again.
+TEST_F(GroupedMm, SparseClassTunedOverSeveralRoutings) {
+  FreshTuningDb db;
+  const Grouped c{64, 64, 512, 1024};
+  const Options o = backend_only("persistent_tma", Tuning::benchmark);
+  run_and_check(c, random_ends(c.groups, c.total_m, rng), o, rng);
+  Options cached = o;
+  cached.tuning = Tuning::cached_only;
+  Buffers x = make_buffers(c, rng);
+  upload_ends(x, random_ends(c.groups, c.total_m, rng));
+  bool tuned = false;
+  for (const ChoiceReport& r : explain_grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), cached).choices)
+    tuned = tuned || (r.selected && r.tuned_ms.has_value() && *r.tuned_ms > 0);
+  EXPECT_TRUE(tuned) << "the sparse class's winner and its time are recorded";
+  const TuningStats before = tuning_stats();
+  run_and_check(c, random_ends(c.groups, c.total_m, rng), cached, rng);
+  EXPECT_EQ(tuning_stats().tuned, before.tuned);
+}
+
 TEST_F(GroupedMm, AModelFilesExpertsTuneOfflineAndPreload) {
   // `tmagemm tune --model`'s path for a grouped_mm weight (tune::model_jobs, tune_job: the bucket's largest token
   // count on the tuner's own routing), then a serving process (cached_only) that preloads the model, its warm run on
