@@ -18,6 +18,10 @@
 #   PART=1: the probe; the table's tiles on their 132-tile long-K shapes (rr and rc).
 #   PART=2: the patched build: 192x96 c3, 192x192 c3 and 128x160 on their long-K shapes, 128x128 and 128x192 beside them
 #           as the in-run reference (with that build's own kernel cache).
+#   PART=4: (in PART=1's call, last) layer 3: per-CTA timelines (TMAGEMM_TRACE, scripts/trace-run.sh, summarised by
+#           lab/persistent-trace.py) of 1536^3 — one tile a CTA, the shape where cuBLASLt's 192x96 takes 14.2 us — on
+#           128x192 and 128x128 (main) and on 192x96 c3 and 128x160 (the patched build), and of 1000^3 on 64x128x128
+#           2x1: entry, first load, first full stage, last MMAs, last epilogue, exit against the call's time.
 #   PART=3: (a second call) the sparse grouped classes tuned over three routings (tuning_group_routings, thirty-ninth
 #           session): GroupedMm.* (SparseClassTunedOverSeveralRoutings among them), the grouped suite tuned (fresh
 #           database; AUTOTUNE logs: issue 20's grouped target, 1.10, 1.095 last), then its rows forced to 64x128 s8
@@ -72,10 +76,31 @@ part2() {
   unset TMAGEMM_BIN
 }
 
+# Layer 3: timelines of one-tile-a-CTA shapes (each trace build is compiled here by NVRTC: ~10-30 s a config).
+part4() {
+  stage "timelines"
+  mkdir -p "$out/trace"
+  p=persistent_tma_
+  OUT=$out/trace timeout 200 scripts/trace-run.sh "1536x1536x1536=${p}128x192x64_s4_c2_g8_tmastore" \
+    "1536x1536x1536=${p}128x128x64_s6_c2_g8_tmastore" "1000x1000x1000=${p}64x128x128_s4_c1_g8_cm2_tmastore" \
+    2>&1 | tee "$out/trace.txt"
+  if [ -d .carry/lab ]; then
+    mkdir -p "$out/trace-lab"
+    # trace-run.sh runs build/tmagemm: the patched binary in its place for these two
+    cp build/tmagemm /tmp/tmagemm-main && cp .carry/lab/tmagemm build/tmagemm
+    OUT=$out/trace-lab timeout 120 scripts/trace-run.sh "1536x1536x1536=${p}192x96x64_s4_c3_g8_tmastore" \
+      "1536x1536x1536=${p}128x160x64_s4_c2_g8_tmastore" 2>&1 | tee -a "$out/trace.txt"
+    cp /tmp/tmagemm-main build/tmagemm
+  fi
+  python3 lab/persistent-trace.py "$out"/trace/*.csv "$out"/trace-lab/*.csv 2>&1 | tee "$out/trace-summary.txt"
+  (cd "$out" && tar czf traces.tgz trace trace-lab 2>/dev/null && rm -rf trace trace-lab)
+}
+
 case "${PART:-1}" in
 1)
   part1
   [ -d .carry/lab ] && part2
+  part4
   ;;
 2)
   mkdir -p "$out"
@@ -84,6 +109,10 @@ case "${PART:-1}" in
   ;;
 3)
   part3
+  ;;
+4)
+  use_carry
+  part4
   ;;
 esac
 stage done
