@@ -81,11 +81,14 @@ part4() {
   stage "timelines"
   mkdir -p "$out/trace"
   p=persistent_tma_
+  fresh_db /tmp/kc/kernels
   OUT=$out/trace timeout 200 scripts/trace-run.sh "1536x1536x1536=${p}128x192x64_s4_c2_g8_tmastore" \
     "1536x1536x1536=${p}128x128x64_s6_c2_g8_tmastore" "1000x1000x1000=${p}64x128x128_s4_c1_g8_cm2_tmastore" \
     2>&1 | tee "$out/trace.txt"
   if [ -d .carry/lab ]; then
-    mkdir -p "$out/trace-lab"
+    mkdir -p "$out/trace-lab" /tmp/kc-lab
+    [ -d /tmp/kc-lab/kernels ] || tar -C /tmp/kc-lab -xzf .carry/lab/kcache.tgz
+    fresh_db /tmp/kc-lab/kernels
     # trace-run.sh runs build/tmagemm: the patched binary in its place for these two
     cp build/tmagemm /tmp/tmagemm-main && cp .carry/lab/tmagemm build/tmagemm
     OUT=$out/trace-lab timeout 120 scripts/trace-run.sh "1536x1536x1536=${p}192x96x64_s4_c3_g8_tmastore" \
