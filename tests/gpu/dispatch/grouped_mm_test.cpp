@@ -204,42 +204,36 @@ TEST_F(GroupedMm, GraphReplayWithNewOffsets) {
   replay_routings(x, c, o, routings);
 }
 
-TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
+// Tunes class `first` (benchmark mode, `backend` alone or every backend for ""), then a call of `later` (the same class:
+// a new routing, maybe a few more tokens) in cached_only mode: explain shows the selected choice with its tuned time,
+// and the call is correct and tunes nothing.
+void tuned_once_for_the_class(const Grouped& first, const Grouped& later, const char* backend, std::mt19937& rng) {
   FreshTuningDb db;
-  const Grouped c{8, 4096, 512, 512};
-  const Options o = backend_only("", Tuning::benchmark);
-  run_and_check(c, random_ends(c.groups, c.total_m, rng), o, rng);
-  // A new routing of the same tokens, and a few more tokens (the same power-of-two class): no new tuning.
+  const Options o = backend_only(backend, Tuning::benchmark);
+  run_and_check(first, random_ends(first.groups, first.total_m, rng), o, rng);
   Options cached = o;
   cached.tuning = Tuning::cached_only;
-  Buffers x = make_buffers(Grouped{8, 4000, 512, 512}, rng);
-  upload_ends(x, random_ends(8, 4000, rng));
+  Buffers x = make_buffers(later, rng);
+  upload_ends(x, random_ends(later.groups, later.total_m, rng));
   bool tuned = false;
   for (const ChoiceReport& r : explain_grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), cached).choices)
-    tuned = tuned || (r.selected && r.tuned_ms.has_value());
+    tuned = tuned || (r.selected && r.tuned_ms.has_value() && *r.tuned_ms > 0);
   EXPECT_TRUE(tuned) << "the shape class's winner is known from the first routing";
-  run_and_check(Grouped{8, 4000, 512, 512}, random_ends(8, 4000, rng), cached, rng);
+  const TuningStats before = tuning_stats();
+  run_and_check(later, random_ends(later.groups, later.total_m, rng), cached, rng);
+  EXPECT_EQ(tuning_stats().tuned, before.tuned);
+}
+
+TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
+  // A new routing of the same tokens, and a few more tokens (the same power-of-two class): no new tuning.
+  tuned_once_for_the_class(Grouped{8, 4096, 512, 512}, Grouped{8, 4000, 512, 512}, "", rng);
 }
 
 // A sparse class (MoE decode: 64 tokens over 64 experts) is timed over several draws of the tuning router
 // (tuning_group_routings); the call is right, its winner is recorded for the class, and a new routing of the class
 // runs it without tuning again.
 TEST_F(GroupedMm, SparseClassTunedOverSeveralRoutings) {
-  FreshTuningDb db;
-  const Grouped c{64, 64, 512, 1024};
-  const Options o = backend_only("persistent_tma", Tuning::benchmark);
-  run_and_check(c, random_ends(c.groups, c.total_m, rng), o, rng);
-  Options cached = o;
-  cached.tuning = Tuning::cached_only;
-  Buffers x = make_buffers(c, rng);
-  upload_ends(x, random_ends(c.groups, c.total_m, rng));
-  bool tuned = false;
-  for (const ChoiceReport& r : explain_grouped_mm(x.a.view(), x.b.view(), x.vo, x.out.view(), cached).choices)
-    tuned = tuned || (r.selected && r.tuned_ms.has_value() && *r.tuned_ms > 0);
-  EXPECT_TRUE(tuned) << "the sparse class's winner and its time are recorded";
-  const TuningStats before = tuning_stats();
-  run_and_check(c, random_ends(c.groups, c.total_m, rng), cached, rng);
-  EXPECT_EQ(tuning_stats().tuned, before.tuned);
+  tuned_once_for_the_class(Grouped{64, 64, 512, 1024}, Grouped{64, 64, 512, 1024}, "persistent_tma", rng);
 }
 
 TEST_F(GroupedMm, AModelFilesExpertsTuneOfflineAndPreload) {
