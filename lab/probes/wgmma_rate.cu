@@ -7,7 +7,9 @@
 //   128-row tile issues them),
 //   B's layout (K-major: an `rc` problem; N-major: `rr`),
 //   and whether one more warp keeps bulk copies (global -> shared, 4 x 16 KiB in flight) writing shared memory the
-//   whole time, as a producer's TMA loads do.
+//   whole time, as a producer's TMA loads do;
+//   and, for four of the tiles, A from registers (the RS form, lab/probes/wgmma_rs.cuh): the same tensor work without
+//   A's shared-memory reads, which separates a shared-memory-bandwidth limit from the tensor cores' own.
 // Why: narrow and three-consumer tiles (192x96, 128x160, 64x144 — cuBLASLt's wave-fitting picks) ran 0.64-0.89 of
 // cuBLASLt in the thirty-eighth session, although 192x96 moves the same L2 bytes per FLOP as 128x128. Whether a
 // consumer's wgmma stream itself is slower at N = 96 / 160, or with three warpgroups sharing B, or when TMA writes
@@ -33,6 +35,7 @@
 #include "ptx/wgmma.cuh"
 #include "ptx/wgmma_ops.cuh"
 #include "ptx/sync.cuh"
+#include "wgmma_rs.cuh"
 
 using tmagemm::kernels::Sw128Operand;
 namespace ptx = tmagemm::ptx;
@@ -101,7 +104,7 @@ struct Result {
   float* sink;                  // written only when iters < 0 (never): keeps the accumulators live
 };
 
-template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN>
+template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN, bool RS>
 __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
     rate_kernel(int iters, Result res, const uint4* src, uint32_t src_chunks) {
   extern __shared__ unsigned char smem_raw[];
@@ -146,13 +149,26 @@ __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
       db[s] = KMajorB ? Sw128Operand<2>::desc_kmajor(b_addr + Sw128Operand<2>::kmajor_step(kBCols, 0, s))
                       : Sw128Operand<2>::desc_mnmajor(b_addr + Sw128Operand<2>::mnmajor_step(kBK, 0, s), kBK);
     }
+    // RS: A's fragments in registers (random bf16 pairs; the values matter to the power only), never rewritten.
+    uint32_t areg[RS ? MB : 1][kSteps][4];
+#pragma unroll
+    for (int m = 0; m < (RS ? MB : 1); ++m)
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t i = ((threadIdx.x * MB + m) * kSteps + s) * 4 + j;
+          areg[m][s][j] = random_bf16(2 * i) | static_cast<uint32_t>(random_bf16(2 * i + 1)) << 16;
+        }
     auto block = [&]() {
       ptx::wgmma_fence();
 #pragma unroll
       for (int s = 0; s < kSteps; ++s)
 #pragma unroll
         for (int m = 0; m < MB; ++m) {
-          if constexpr (N == 48) {
+          if constexpr (RS) {
+            MmaRs<N, KMajorB ? 0 : 1>::run(acc[m], areg[m][s], db[s]);
+          } else if constexpr (N == 48) {
             mma_n48(acc[m], da[m][s], db[s]);
           } else {
             ptx::Mma16<N, 0, KMajorB ? 0 : 1, false>::run(acc[m], da[m][s], db[s], 1);
@@ -219,9 +235,9 @@ __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
   }
 }
 
-template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN = false>
+template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN = false, bool RS = false>
 void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Result res) {
-  auto kernel = rate_kernel<N, WGS, MB, KMajorB, Writer, SplitN>;
+  auto kernel = rate_kernel<N, WGS, MB, KMajorB, Writer, SplitN, RS>;
   constexpr int smem = smem_bytes<N, WGS, MB, KMajorB, Writer, SplitN>();
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int threads = 128 * (WGS + (Writer ? 1 : 0));
@@ -265,9 +281,9 @@ void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Resu
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
   }
-  std::printf("n%-3d wg%d mb%d%s B %s %-6s | 1 CTA: %7.1f cyc/blk %6.0f FLOP/clk %5.3f | %d CTAs: %7.1f cyc/blk %6.0f "
+  std::printf("%s n%-3d wg%d mb%d%s B %s %-6s | 1 CTA: %7.1f cyc/blk %6.0f FLOP/clk %5.3f | %d CTAs: %7.1f cyc/blk %6.0f "
               "FLOP/clk %5.3f %6.1f TFLOP/s | writer %5.1f B/clk\n",
-              N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-", cyc_per_block[0], flop_per_clk[0],
+              RS ? "RS" : "SS", N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-", cyc_per_block[0], flop_per_clk[0],
               flop_per_clk[0] / 4096.0, sms, cyc_per_block[1], flop_per_clk[1], flop_per_clk[1] / 4096.0, tflops,
               w_bpc);
   std::fflush(stdout);
@@ -279,6 +295,18 @@ void run_layouts(int iters, int sms, const uint4* src, uint32_t chunks, Result r
   run_variant<N, WGS, MB, false, false>(iters, sms, src, chunks, res);
   run_variant<N, WGS, MB, true, true>(iters, sms, src, chunks, res);
   run_variant<N, WGS, MB, false, true>(iters, sms, src, chunks, res);
+}
+
+// RS variants; with the writer only where the registers allow (with its warpgroup n256 x 2 and n192 x 3 get 168 and 128
+// registers a thread, and ptxas serialises their wgmmas: C7512).
+template <int N, int WGS, bool WithWriter>
+void run_rs(int iters, int sms, const uint4* src, uint32_t chunks, Result res) {
+  run_variant<N, WGS, 1, true, false, false, true>(iters, sms, src, chunks, res);
+  run_variant<N, WGS, 1, false, false, false, true>(iters, sms, src, chunks, res);
+  if constexpr (WithWriter) {
+    run_variant<N, WGS, 1, true, true, false, true>(iters, sms, src, chunks, res);
+    run_variant<N, WGS, 1, false, true, false, true>(iters, sms, src, chunks, res);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -324,5 +352,10 @@ int main(int argc, char** argv) {
   // warpgroup the 384 threads get 168 registers and the accumulators spill.
   run_variant<96, 2, 3, true, false>(iters, sms, src, chunks, res);
   run_variant<96, 2, 3, false, false>(iters, sms, src, chunks, res);
+  // A from registers (RS): the same tiles without A's shared-memory reads.
+  run_rs<256, 2, false>(iters, sms, src, chunks, res);
+  run_rs<192, 3, false>(iters, sms, src, chunks, res);
+  run_rs<128, 2, true>(iters, sms, src, chunks, res);
+  run_rs<96, 3, true>(iters, sms, src, chunks, res);
   return 0;
 }
