@@ -691,7 +691,11 @@ std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t group
     if (routed.size() >= 256) routed.clear();  // bounded: a process meets few grouped shape classes
     std::vector<std::vector<int32_t>> draws = {routing_of(m, groups, kRoutingSeed)};
     if (m <= kSampledTokensPerGroup * groups)
-      for (int r = 1; r < kTuningRoutings; ++r) draws.push_back(routing_of(m, groups, kRoutingSeed + r));
+      for (int r = 1; r < kTuningRoutings; ++r) {
+        std::vector<int32_t> draw = routing_of(m, groups, kRoutingSeed + r);
+        // (one group, or no rows: every draw is the same routing, timed once)
+        if (std::find(draws.begin(), draws.end(), draw) == draws.end()) draws.push_back(std::move(draw));
+      }
     it = routed.emplace(std::make_pair(m, groups), std::move(draws)).first;
   }
   return it->second;

@@ -815,10 +815,10 @@ TEST(TuningRouting, EndsAreARoutingOfMAndSparseClassesLeaveGroupsEmpty) {
 }
 
 // The routings the tuner times a class under (tuning_group_routings): the representative one first; a sparse class
-// (M <= 16 G) has kTuningRoutings draws, each a routing of M, all different, the same on every call; a dense class
-// has the representative one alone.
+// (M <= 16 G) has kTuningRoutings draws, each a routing of M, all different, the same on every call; a dense class,
+// and a class with one routing only (one group, no rows), has the representative one alone.
 TEST(TuningRouting, SparseClassesAreTimedOverSeveralDrawsDenseOnesOverOne) {
-  const std::vector<std::pair<int64_t, int64_t>> sparse = {{64, 64}, {512, 64}, {1024, 64}, {5, 256}, {1, 1}};
+  const std::vector<std::pair<int64_t, int64_t>> sparse = {{64, 64}, {512, 64}, {1024, 64}, {5, 256}, {16, 8}};
   for (const auto& [m, g] : sparse) {
     SCOPED_TRACE(testing::Message() << "M " << m << ", G " << g);
     const std::vector<std::vector<int32_t>> draws = tuning_group_routings(m, g);
@@ -830,12 +830,12 @@ TEST(TuningRouting, SparseClassesAreTimedOverSeveralDrawsDenseOnesOverOne) {
       EXPECT_GE(ends.front(), 0);
       for (std::size_t i = 1; i < ends.size(); ++i) EXPECT_LE(ends[i - 1], ends[i]);
     }
-    if (g > 1)  // one group: every draw is the same routing
-      for (std::size_t a = 0; a < draws.size(); ++a)
-        for (std::size_t b = a + 1; b < draws.size(); ++b) EXPECT_NE(draws[a], draws[b]) << "draws " << a << ", " << b;
+    for (std::size_t a = 0; a < draws.size(); ++a)
+      for (std::size_t b = a + 1; b < draws.size(); ++b) EXPECT_NE(draws[a], draws[b]) << "draws " << a << ", " << b;
     EXPECT_EQ(draws, tuning_group_routings(m, g));
   }
-  for (const auto& [m, g] : std::vector<std::pair<int64_t, int64_t>>{{1025, 64}, {4096, 8}, {32768, 64}}) {
+  for (const auto& [m, g] : std::vector<std::pair<int64_t, int64_t>>{{1025, 64}, {4096, 8}, {32768, 64}, {1, 1},
+                                                                      {16, 1}, {0, 4}}) {
     SCOPED_TRACE(testing::Message() << "M " << m << ", G " << g);
     const std::vector<std::vector<int32_t>> draws = tuning_group_routings(m, g);
     ASSERT_EQ(draws.size(), 1u);
