@@ -584,25 +584,33 @@ double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduc
   return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;
 }
 
+namespace {
+// A problem's FLOPs and the bytes of A, B and out it moves at the least (each read or written once). grouped_mm: its
+// total_M rows of A and out once and B's G matrices (a group owns about M / G of the rows, not M); every other op:
+// `batch` problems of M x N x K.
+struct Traffic {
+  double flops, bytes;
+};
+Traffic traffic(const GemmProblem& p) {
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
+  const double g = static_cast<double>(p.batch);
+  const double ia = static_cast<double>(itemsize(p.a.dtype)), ib = static_cast<double>(itemsize(p.b.dtype));
+  const double io = static_cast<double>(itemsize(p.out.dtype));
+  if (p.op == Op::grouped_mm) return {2.0 * m * n * k, m * k * ia + g * k * n * ib + m * n * io};
+  return {2.0 * m * n * k * g, g * (m * k * ia + k * n * ib + m * n * io)};
+}
+}  // namespace
+
 bool memory_bound(const GemmProblem& p) {
-  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
-                       static_cast<double>(p.batch);
-  const double bytes = static_cast<double>(p.batch) *
-                       (static_cast<double>(p.m * p.k) * static_cast<double>(itemsize(p.a.dtype)) +
-                        static_cast<double>(p.k * p.n) * static_cast<double>(itemsize(p.b.dtype)) +
-                        static_cast<double>(p.m * p.n) * static_cast<double>(itemsize(p.out.dtype)));
-  return flops < kMemoryBoundIntensity * bytes;
+  const Traffic t = traffic(p);
+  return t.flops < kMemoryBoundIntensity * t.bytes;
 }
 
 double tie_margin(const GemmProblem& p) { return memory_bound(p) ? kTieMarginMemoryBound : kTieMarginComputeBound; }
 
 bool sustained_eligible(const GemmProblem& p, std::size_t l2_bytes) {
   if (memory_bound(p)) return false;
-  const double bytes = static_cast<double>(p.batch) *
-                       (static_cast<double>(p.m * p.k) * static_cast<double>(itemsize(p.a.dtype)) +
-                        static_cast<double>(p.k * p.n) * static_cast<double>(itemsize(p.b.dtype)) +
-                        static_cast<double>(p.m * p.n) * static_cast<double>(itemsize(p.out.dtype)));
-  return bytes > kSustainedFootprintL2 * static_cast<double>(l2_bytes);
+  return traffic(p).bytes > kSustainedFootprintL2 * static_cast<double>(l2_bytes);
 }
 
 std::size_t pick_winner(const std::vector<Entry>& e, double margin) {

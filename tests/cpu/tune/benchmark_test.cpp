@@ -82,6 +82,30 @@ TEST(TieMargin, BothFlushesExactlyWhereMemoryBound) {
   EXPECT_FALSE(memory_bound(problem(4096, 4096, 4096)));
 }
 
+// grouped_mm moves its total_M rows of A and out once and B's G matrices: MoE rows of few tokens an expert are
+// memory-bound however many tokens in all (64 experts x 64 tokens each: 63 FLOP a byte), many tokens an expert are not
+// (8 experts x 512 each: 441), and a large grouped problem that is compute-bound takes the sustained final like mm.
+TEST(TieMargin, GroupedMmCountsBOnceAGroup) {
+  auto grouped = [](int64_t groups, int64_t total_m, int64_t n, int64_t k) {
+    GemmProblem p = problem(total_m, n, k);
+    p.op = Op::grouped_mm;
+    p.batch = groups;
+    return p;
+  };
+  EXPECT_TRUE(memory_bound(grouped(64, 64, 2048, 7168)));      // MoE decode: 1 FLOP a byte
+  EXPECT_TRUE(memory_bound(grouped(64, 512, 7168, 2048)));     // 8
+  EXPECT_TRUE(memory_bound(grouped(64, 4096, 14336, 4096)));   // 63 (the G problems of total_M rows read 1,792)
+  EXPECT_FALSE(memory_bound(grouped(8, 4096, 14336, 4096)));   // 441
+  EXPECT_FALSE(memory_bound(grouped(64, 32768, 2048, 7168)));  // 388
+  const std::size_t l2 = std::size_t{50} << 20;
+  EXPECT_FALSE(sustained_eligible(grouped(64, 4096, 14336, 4096), l2));  // 7.5 GB of B, but memory-bound
+  EXPECT_TRUE(sustained_eligible(grouped(8, 32768, 4096, 14336), l2));
+  // The same problem as a bmm of G x total_M rows moves G times the A and out bytes: compute-bound.
+  GemmProblem b = grouped(64, 4096, 14336, 4096);
+  b.op = Op::bmm;
+  EXPECT_FALSE(memory_bound(b));
+}
+
 // The sustained final: compute-bound problems whose A + B + out exceed L2 (a loop of them cannot keep its operands
 // there), never a memory-bound one however large.
 TEST(SustainedFinal, ComputeBoundProblemsLargerThanL2) {
