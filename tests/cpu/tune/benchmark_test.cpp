@@ -103,7 +103,22 @@ TEST(TieMargin, GroupedMmCountsBOnceAGroup) {
   // The same problem as a bmm of G x total_M rows moves G times the A and out bytes: compute-bound.
   GemmProblem b = grouped(64, 4096, 14336, 4096);
   b.op = Op::bmm;
+  b.a.batch_stride = 4096 * 4096;
+  b.b.batch_stride = 4096 * 14336;
   EXPECT_FALSE(memory_bound(b));
+}
+
+// bmm reads an operand broadcast over the batch (batch stride 0) once: 64 x 16 rows against one 4096 x 4096 B is a
+// 1024-row GEMM (compute-bound), against 64 different Bs 64 decode problems (memory-bound).
+TEST(TieMargin, BmmCountsABroadcastOperandOnce) {
+  GemmProblem p = problem(16, 4096, 4096);
+  p.op = Op::bmm;
+  p.batch = 64;
+  p.a.batch_stride = 16 * 4096;
+  p.b.batch_stride = 0;
+  EXPECT_FALSE(memory_bound(p));
+  p.b.batch_stride = 4096 * 4096;
+  EXPECT_TRUE(memory_bound(p));
 }
 
 // The sustained final: compute-bound problems whose A + B + out exceed L2 (a loop of them cannot keep its operands
