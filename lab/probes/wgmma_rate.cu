@@ -21,20 +21,22 @@
 // per SM clock (the H100/H200 tensor peak is 4096 for bf16), the fraction of that peak, TFLOP/s from the wall time of
 // the 132-CTA launch (so it folds in the clock the SMs ran at), and the writer's bytes per SM cycle.
 //
-// Build (this machine): nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels -o .carry/bin/wgmma_rate lab/probes/wgmma_rate.cu
+// Build (this machine; lab/prepare-39.sh does it):
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels \
+//     -o .carry/bin/wgmma_rate lab/probes/wgmma_rate.cu
 // Run (the H200): .carry/bin/wgmma_rate [iters]   (default 4096 K blocks a warpgroup)
-#include <cuda/ptx>
-#include <cuda/std/cstdint>
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cuda/ptx>
+#include <cuda/std/cstdint>
 #include <vector>
 
 #include "operand.cuh"
+#include "ptx/sync.cuh"
 #include "ptx/wgmma.cuh"
 #include "ptx/wgmma_ops.cuh"
-#include "ptx/sync.cuh"
 #include "wgmma_rs.cuh"
 
 using tmagemm::kernels::Sw128Operand;
@@ -42,13 +44,13 @@ namespace ptx = tmagemm::ptx;
 using cuda::std::uint32_t;
 using cuda::std::uint64_t;
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 constexpr int kBK = 64;                 // K of one block: one 128-byte swizzled row of bf16
@@ -79,7 +81,8 @@ constexpr int b_bytes() {
 
 template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN>
 constexpr int smem_bytes() {
-  return 1024 + (SplitN ? 1 : WGS) * MB * kABlockBytes + b_bytes<N * (SplitN ? WGS : 1), KMajorB>() + (Writer ? kCopies * kCopyBytes : 0) + 64;
+  return 1024 + (SplitN ? 1 : WGS) * MB * kABlockBytes + b_bytes<N*(SplitN ? WGS : 1), KMajorB>() +
+         (Writer ? kCopies * kCopyBytes : 0) + 64;
 }
 
 __device__ inline uint32_t hash32(uint32_t x) {
@@ -108,10 +111,12 @@ template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN, bool R
 __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
     rate_kernel(int iters, Result res, const uint4* src, uint32_t src_chunks) {
   extern __shared__ unsigned char smem_raw[];
-  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  unsigned char* base =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   unsigned char* a_smem = base;
-  static_assert((N != 48 && !SplitN) || KMajorB, "n48 only with a K-major B (an N-major 48-column slice is not whole atoms)");
-  constexpr int kAWgs = SplitN ? 1 : WGS;     // split by columns: the warpgroups share A's rows
+  static_assert((N != 48 && !SplitN) || KMajorB,
+                "n48 only with a K-major B (an N-major 48-column slice is not whole atoms)");
+  constexpr int kAWgs = SplitN ? 1 : WGS;       // split by columns: the warpgroups share A's rows
   constexpr int kBCols = SplitN ? WGS * N : N;  // ... and each reads its own N columns of B
   unsigned char* b_smem = a_smem + kAWgs * MB * kABlockBytes;
   unsigned char* w_smem = b_smem + b_bytes<kBCols, KMajorB>();
@@ -281,11 +286,12 @@ void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Resu
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
   }
-  std::printf("%s n%-3d wg%d mb%d%s B %s %-6s | 1 CTA: %7.1f cyc/blk %6.0f FLOP/clk %5.3f | %d CTAs: %7.1f cyc/blk %6.0f "
-              "FLOP/clk %5.3f %6.1f TFLOP/s | writer %5.1f B/clk\n",
-              RS ? "RS" : "SS", N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-", cyc_per_block[0], flop_per_clk[0],
-              flop_per_clk[0] / 4096.0, sms, cyc_per_block[1], flop_per_clk[1], flop_per_clk[1] / 4096.0, tflops,
-              w_bpc);
+  std::printf(
+      "%s n%-3d wg%d mb%d%s B %s %-6s | 1 CTA: %7.1f cyc/blk %6.0f FLOP/clk %5.3f | %d CTAs: %7.1f cyc/blk %6.0f "
+      "FLOP/clk %5.3f %6.1f TFLOP/s | writer %5.1f B/clk\n",
+      RS ? "RS" : "SS", N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-",
+      cyc_per_block[0], flop_per_clk[0], flop_per_clk[0] / 4096.0, sms, cyc_per_block[1], flop_per_clk[1],
+      flop_per_clk[1] / 4096.0, tflops, w_bpc);
   std::fflush(stdout);
 }
 
@@ -326,8 +332,9 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&src, src_bytes));
   CK(cudaMemset(src, 0x3c, src_bytes));
   const uint32_t chunks = static_cast<uint32_t>(src_bytes / kCopyBytes);
-  std::printf("wgmma m64nNk16 bf16 SS rate, %d K blocks of 64 a warpgroup, %d SMs (peak 4096 dense FLOP a clock an SM)\n",
-              iters, sms);
+  std::printf(
+      "wgmma m64nNk16 bf16 SS rate, %d K blocks of 64 a warpgroup, %d SMs (peak 4096 dense FLOP a clock an SM)\n",
+      iters, sms);
   // The tiles in the table and cuBLASLt's: 128x256 (n256 wg2), 128x128 (n128 wg2), 128x192 (n192 wg2),
   // 192x192 (n192 wg3), 192x96 (n96 wg3), 128x160 (n160 wg2), 64x256 / 64x128 (wg1), ping-pong 128x128 (n128 wg1
   // mb2 and wg2 mb2: two consumers each on a whole tile), a 192x96 ping-pong consumer's first two m-blocks (n96 mb2).

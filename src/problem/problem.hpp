@@ -122,13 +122,14 @@ std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups);
 
 // The routings the tuner times a grouped_mm class under: the representative one (tuning_group_ends) first; for a
 // sparse class (M <= kSampledTokensPerGroup x G: MoE decode) kTuningRoutings - 1 more draws of the same router with
-// other seeds (those that differ from the draws before them: one group or no rows has one routing). A sparse class's tile count moves with the draw (64 tokens over 64 groups: 35 groups reached by the
-// representative draw, 38 by the bench's), and with it a persistent kernel's last round, so one draw can rank two
-// tiles level that another separates: the tuner's 64x256 and 64x128 read 0.2705 / 0.2710 ms on the representative
-// draw of 64 x 64 x 2048 x 7168, and the bench's draw ran 64x256 at 3.67 TB/s where its sibling rows read 4.0-4.15
-// (docs/perf-notes.md, thirty-ninth session). A candidate's time is its mean over the draws: the class's decision is
-// made for routings as they come, not for one. Dense classes: the representative routing alone (their groups' sizes
-// move by a few percent between draws, their tile counts barely).
+// other seeds (those that differ from the draws before them: one group or no rows has one routing). A sparse class's
+// tile count moves with the draw (64 tokens over 64 groups: 35 groups reached by the representative draw, 38 by the
+// bench's), and with it a persistent kernel's last round, so one draw can rank two tiles level that another
+// separates: the tuner's 64x256 and 64x128 read 0.2705 / 0.2710 ms on the representative draw of 64 x 64 x 2048 x
+// 7168, and the bench's draw ran 64x256 at 3.67 TB/s where its sibling rows read 4.0-4.15 (docs/perf-notes.md,
+// thirty-ninth session). A candidate's time is its mean over the draws: the class's decision is made for routings as
+// they come, not for one. Dense classes: the representative routing alone (their groups' sizes move by a few percent
+// between draws, their tile counts barely).
 inline constexpr int kTuningRoutings = 3;
 std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t groups);
 

@@ -204,9 +204,9 @@ TEST_F(GroupedMm, GraphReplayWithNewOffsets) {
   replay_routings(x, c, o, routings);
 }
 
-// Tunes class `first` (benchmark mode, `backend` alone or every backend for ""), then a call of `later` (the same class:
-// a new routing, maybe a few more tokens) in cached_only mode: explain shows the selected choice with its tuned time,
-// and the call is correct and tunes nothing.
+// Tunes class `first` (benchmark mode, `backend` alone or every backend for ""), then a call of `later` (the same
+// class: a new routing, maybe a few more tokens) in cached_only mode: explain shows the selected choice with its tuned
+// time, and the call is correct and tunes nothing.
 void tuned_once_for_the_class(const Grouped& first, const Grouped& later, const char* backend, std::mt19937& rng) {
   FreshTuningDb db;
   const Options o = backend_only(backend, Tuning::benchmark);
