@@ -37,7 +37,8 @@ forced() { lab/bench-forced.sh "$2" "$3" 2>&1 | tee -a "$out/$1"; }
 part1() {
   use_carry
   stage "wgmma rate"
-  timeout 180 .carry/bin/wgmma_rate 4096 2>&1 | tee "$out/wgmma-rate.txt"
+  timeout 180 .carry/bin/wgmma_rate 4096 2> "$out/wgmma-rate-launches.txt" | tee "$out/wgmma-rate.txt"
+  grep -E "WARNING|error|:[0-9]+ " "$out/wgmma-rate-launches.txt" | head -5; tail -1 "$out/wgmma-rate-launches.txt"
   stage "main loop in situ (132 tiles, K = 32768)"
   p=persistent_tma_
   forced long-k.txt "1536x2816x32768,1536x2816x32768:rc" ${p}128x256x64_s4_c2_g8_tmastore

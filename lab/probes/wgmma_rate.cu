@@ -17,9 +17,12 @@
 //
 // Each variant: one CTA per SM (132 CTAs; also 1 CTA, the SM alone), inputs random bf16 (the tensor cores' power
 // depends on the data), every warpgroup timing `iters` K blocks of 64 (4 wgmma K steps each, committed as one group,
-// wgmma.wait_group 1 as the persistent kernel's consumers do) with clock64. Printed: SM cycles a K block, dense FLOP
-// per SM clock (the H100/H200 tensor peak is 4096 for bf16), the fraction of that peak, TFLOP/s from the wall time of
-// the 132-CTA launch (so it folds in the clock the SMs ran at), and the writer's bytes per SM cycle.
+// wgmma.wait_group 1 as the persistent kernel's consumers do) with clock64; a CTA's time is its slowest warpgroup's,
+// and each CTA has an SM to itself (at least 117 KiB of shared memory a CTA; %smid checked). Printed: SM cycles a K
+// block, dense FLOP per SM clock (the H100/H200 tensor peak is 4096 for bf16), the fraction of that peak, TFLOP/s from
+// the wall time of the 132-CTA launch (so it folds in the clock the SMs ran at), the writer's bytes per SM cycle, and
+// the largest slowest/fastest warpgroup ratio in a CTA. Each launch is named on stderr first (a fault names its
+// variant).
 //
 // Build (this machine; lab/prepare-39.sh does it):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels \
@@ -27,6 +30,7 @@
 // Run (the H200): .carry/bin/wgmma_rate [iters]   (default 4096 K blocks a warpgroup)
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda/ptx>
@@ -104,6 +108,7 @@ struct Result {
   unsigned long long* cycles;   // [grid * WGS]: each warpgroup's clock64 span
   unsigned long long* written;  // [grid]: the writer's bytes
   unsigned long long* wcycles;  // [grid]: the writer's clock64 span
+  unsigned* smid;               // [grid]: the SM each CTA ran on (one CTA an SM is checked on the host)
   float* sink;                  // written only when iters < 0 (never): keeps the accumulators live
 };
 
@@ -192,6 +197,11 @@ __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
     for (int m = 0; m < MB; ++m) ptx::fence_accumulators(acc[m]);
     const long long t1 = clock64();
     if (threadIdx.x % 128 == 0) res.cycles[blockIdx.x * WGS + wg] = static_cast<unsigned long long>(t1 - t0);
+    if (threadIdx.x == 0) {
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      res.smid[blockIdx.x] = sm;
+    }
     if (iters < 0) {
       float s = 0.0f;
 #pragma unroll
@@ -243,10 +253,17 @@ __global__ void __launch_bounds__(128 * (WGS + (Writer ? 1 : 0)), 1)
 template <int N, int WGS, int MB, bool KMajorB, bool Writer, bool SplitN = false, bool RS = false>
 void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Result res) {
   auto kernel = rate_kernel<N, WGS, MB, KMajorB, Writer, SplitN, RS>;
-  constexpr int smem = smem_bytes<N, WGS, MB, KMajorB, Writer, SplitN>();
+  // NOTE: __launch_bounds__(.., 1) is a minimum; more than 114 KiB of shared memory a CTA is what keeps a second CTA
+  // off an SM (228 KiB an SM), so that each of the 132 CTAs has its SM to itself (checked below by %smid).
+  constexpr int smem = smem_bytes<N, WGS, MB, KMajorB, Writer, SplitN>() > 117 * 1024
+                           ? smem_bytes<N, WGS, MB, KMajorB, Writer, SplitN>()
+                           : 117 * 1024;
+  const char* tag_rs = RS ? "RS" : "SS";
+  std::fprintf(stderr, "launching %s n%d wg%d mb%d%s B %s %s\n", tag_rs, N, WGS, MB, SplitN ? " split-n" : "",
+               KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-");
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int threads = 128 * (WGS + (Writer ? 1 : 0));
-  double flop_per_clk[2] = {}, cyc_per_block[2] = {}, tflops = 0, w_bpc = 0;
+  double flop_per_clk[2] = {}, cyc_per_block[2] = {}, wg_spread[2] = {}, tflops = 0, w_bpc = 0;
   for (int pass = 0; pass < 2; ++pass) {  // pass 0: one CTA alone; pass 1: one CTA per SM
     const int grid = pass == 0 ? 1 : sms;
     kernel<<<grid, threads, smem>>>(iters / 4, res, src, src_chunks);  // warm the clocks
@@ -264,14 +281,27 @@ void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Resu
     CK(cudaMemcpy(cyc.data(), res.cycles, cyc.size() * 8, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(wr.data(), res.written, wr.size() * 8, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(wc.data(), res.wcycles, wc.size() * 8, cudaMemcpyDeviceToHost));
-    double cmax = 0, csum = 0;
-    for (auto c : cyc) {
-      csum += static_cast<double>(c);
-      cmax = cmax > static_cast<double>(c) ? cmax : static_cast<double>(c);
+    // A CTA's time is its slowest warpgroup's (the tensor cores may serve one first); the mean over CTAs of that.
+    double span_sum = 0, spread = 0;
+    for (int b = 0; b < grid; ++b) {
+      double lo = 1e300, hi = 0;
+      for (int w = 0; w < WGS; ++w) {
+        const double c = static_cast<double>(cyc[b * WGS + w]);
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+      }
+      span_sum += hi;
+      spread = spread > hi / lo ? spread : hi / lo;
     }
     const double flop_cta = double(WGS) * MB * iters * kSteps * 64.0 * N * 16 * 2;
-    cyc_per_block[pass] = csum / cyc.size() / iters;
-    flop_per_clk[pass] = flop_cta / (csum / cyc.size());
+    cyc_per_block[pass] = span_sum / grid / iters;
+    flop_per_clk[pass] = flop_cta / (span_sum / grid);
+    wg_spread[pass] = spread;
+    std::vector<unsigned> smid(grid);
+    CK(cudaMemcpy(smid.data(), res.smid, smid.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    std::sort(smid.begin(), smid.end());
+    if (std::adjacent_find(smid.begin(), smid.end()) != smid.end())
+      std::fprintf(stderr, "  WARNING: two CTAs shared an SM (pass %d): the per-SM figures are not one CTA's\n", pass);
     if (pass == 1) {
       tflops = flop_cta * grid / (ms * 1e-3) / 1e12;
       if (Writer) {
@@ -288,10 +318,10 @@ void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Resu
   }
   std::printf(
       "%s n%-3d wg%d mb%d%s B %s %-6s | 1 CTA: %7.1f cyc/blk %6.0f FLOP/clk %5.3f | %d CTAs: %7.1f cyc/blk %6.0f "
-      "FLOP/clk %5.3f %6.1f TFLOP/s | writer %5.1f B/clk\n",
-      RS ? "RS" : "SS", N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-",
+      "FLOP/clk %5.3f %6.1f TFLOP/s | writer %5.1f B/clk | warpgroups' slowest/fastest %.3f\n",
+      tag_rs, N, WGS, MB, SplitN ? " split-n" : "", KMajorB ? "kmaj" : "nmaj", Writer ? "writer" : "-",
       cyc_per_block[0], flop_per_clk[0], flop_per_clk[0] / 4096.0, sms, cyc_per_block[1], flop_per_clk[1],
-      flop_per_clk[1] / 4096.0, tflops, w_bpc);
+      flop_per_clk[1] / 4096.0, tflops, w_bpc, wg_spread[1]);
   std::fflush(stdout);
 }
 
@@ -323,6 +353,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&res.cycles, sizeof(unsigned long long) * sms * 4));
   CK(cudaMalloc(&res.written, sizeof(unsigned long long) * sms));
   CK(cudaMalloc(&res.wcycles, sizeof(unsigned long long) * sms));
+  CK(cudaMalloc(&res.smid, sizeof(unsigned) * sms));
   CK(cudaMalloc(&res.sink, sizeof(float) * sms * 512));
   CK(cudaMemset(res.written, 0, sizeof(unsigned long long) * sms));
   CK(cudaMemset(res.wcycles, 0, sizeof(unsigned long long) * sms));
