@@ -152,7 +152,27 @@ struct Matrix {
   }
   void upload() { cuda_ok(cudaMemcpy(dev->ptr, host.data(), host.size(), cudaMemcpyHostToDevice), "upload"); }
   void download() { cuda_ok(cudaMemcpy(host.data(), dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download"); }
+  // The device allocation's bytes, leaving `host` (the poison the next upload writes) as it is.
+  std::vector<uint8_t> device_bytes() const {
+    std::vector<uint8_t> bytes(host.size());
+    cuda_ok(cudaMemcpy(bytes.data(), dev->ptr, bytes.size(), cudaMemcpyDeviceToHost), "download");
+    return bytes;
+  }
 };
+
+// The output bytes of `runs` calls of `call`, out poisoned again before each and the device waited for after it:
+// a deterministic choice gives equal vectors. out keeps the last run's output on the device.
+template <class Call>
+std::vector<std::vector<uint8_t>> outputs_of_runs(Matrix& out, int runs, Call call) {
+  std::vector<std::vector<uint8_t>> outputs;
+  for (int r = 0; r < runs; ++r) {
+    out.upload();
+    call();
+    cuda_ok(cudaDeviceSynchronize(), "run");
+    outputs.push_back(out.device_bytes());
+  }
+  return outputs;
+}
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -379,8 +399,7 @@ inline int check_choices_on_views(const std::vector<choices::ChoicePtr>& choices
     DeviceBuffer workspace(std::max<std::size_t>(choice->workspace_bytes(p), 1));
     choice->launch(p, nullptr, Options::defaults_only(), workspace.ptr);
     cuda_ok(cudaDeviceSynchronize(), choice->name().c_str());
-    std::vector<uint8_t> host(out_storage.host.size());
-    cuda_ok(cudaMemcpy(host.data(), out_storage.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
+    const std::vector<uint8_t> host = out_storage.device_bytes();
     const std::size_t es = out_storage.elem();
     const auto base = static_cast<const char*>(out.data) - static_cast<const char*>(out_storage.dev->ptr);
     std::vector<uint8_t> inside(host.size() / es, 0);

@@ -115,15 +115,7 @@ TEST_F(ClusterSplitK, TwoRunsGiveTheSameBits) {
     Matrix a = make_matrix(DType::bf16, 2000, 8192, false, 8, rng, true);
     Matrix b = make_matrix(DType::bf16, 8192, 2056, true, 8, rng, true);
     Matrix out = make_matrix(DType::bf16, 2000, 2056, false, 8, rng, false);
-    std::vector<std::vector<uint8_t>> runs;
-    for (int r = 0; r < 3; ++r) {
-      out.upload();  // poison again
-      mm(a.view(), b.view(), out.view(), options(regex));
-      cuda_ok(cudaDeviceSynchronize(), "mm");
-      std::vector<uint8_t> host(out.host.size());
-      cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
-      runs.push_back(std::move(host));
-    }
+    const auto runs = outputs_of_runs(out, 3, [&] { mm(a.view(), b.view(), out.view(), options(regex)); });
     EXPECT_EQ(runs[0], runs[1]) << regex;
     EXPECT_EQ(runs[0], runs[2]) << regex;
     const Check chk = compare(out, reference_gemm(a, b, 2000, 2056, 8192));

@@ -98,15 +98,7 @@ TEST_F(StreamK, TwoRunsGiveTheSameBits) {
     Matrix b = make_matrix(DType::bf16, 8192, 4000, true, 8, rng, true);
     Matrix out = make_matrix(DType::bf16, 1200, 4000, false, 8, rng, false);
     const Options o = stream_k_options(regex);
-    std::vector<std::vector<uint8_t>> runs;
-    for (int r = 0; r < 3; ++r) {
-      out.upload();  // poison again
-      mm(a.view(), b.view(), out.view(), o);
-      cuda_ok(cudaDeviceSynchronize(), "mm");
-      std::vector<uint8_t> host(out.host.size());
-      cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
-      runs.push_back(std::move(host));
-    }
+    const auto runs = outputs_of_runs(out, 3, [&] { mm(a.view(), b.view(), out.view(), o); });
     EXPECT_EQ(runs[0], runs[1]) << regex;
     EXPECT_EQ(runs[0], runs[2]) << regex;
     const Check chk = compare(out, reference_gemm(a, b, 1200, 4000, 8192));
@@ -240,9 +232,7 @@ TEST_F(StreamK, CleanCountersStayZeroWithoutAMemset) {
           mm(a.view(), b.view(), out.view(), o);
           cuda_ok(cudaStreamSynchronize(stream), "mm");
           EXPECT_EQ(choices::stream_k_clean_launches() - before, clean ? 1u : 0u) << "the clean path (not) taken";
-          std::vector<uint8_t> host(out.host.size());
-          cuda_ok(cudaMemcpy(host.data(), out.dev->ptr, host.size(), cudaMemcpyDeviceToHost), "download");
-          return host;
+          return out.device_bytes();
         };
         const std::vector<uint8_t> first = run(true);
         unsigned* buffer = choices::stream_k_clean_counters(device, stream);
