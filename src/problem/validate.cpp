@@ -680,9 +680,11 @@ std::vector<int32_t> routing_of(int64_t m, int64_t groups, std::uint64_t seed) {
 }
 }  // namespace
 
-// The scores of every config call this for the same class (a sparse class draws up to 16 tokens a group, ~60 us at
-// 256 groups): each class is routed once per process.
-std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t groups) {
+// The scores of every config call these for the same class (a sparse class draws up to 16 tokens a group, ~60 us at
+// 256 groups): each class is routed once per process. `use` reads the class's draws under the lock.
+namespace {
+template <class Use>
+auto with_routings(int64_t m, int64_t groups, Use use) {
   static std::mutex mutex;
   static std::map<std::pair<int64_t, int64_t>, std::vector<std::vector<int32_t>>> routed;
   std::lock_guard<std::mutex> lock(mutex);
@@ -698,9 +700,16 @@ std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t group
       }
     it = routed.emplace(std::make_pair(m, groups), std::move(draws)).first;
   }
-  return it->second;
+  return use(it->second);
+}
+}  // namespace
+
+std::vector<std::vector<int32_t>> tuning_group_routings(int64_t m, int64_t groups) {
+  return with_routings(m, groups, [](const std::vector<std::vector<int32_t>>& draws) { return draws; });
 }
 
-std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) { return tuning_group_routings(m, groups).front(); }
+std::vector<int32_t> tuning_group_ends(int64_t m, int64_t groups) {
+  return with_routings(m, groups, [](const std::vector<std::vector<int32_t>>& draws) { return draws.front(); });
+}
 
 }  // namespace tmagemm
