@@ -27,6 +27,10 @@
 #           database; AUTOTUNE logs: issue 20's grouped target, 1.10, 1.095 last), then its rows forced to 64x128 s8
 #           and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s, where 64x128 s8
 #           forced read 3.91 in an earlier session).
+#   PART=5: (fortieth session; a third call, or after PART=3 where time is left) the prescreen's roofline second
+#           chance on memory-bound problems: the decode suite tuned (fresh database, AUTOTUNE log: which rescued
+#           configs were timed and whether one won), then under the read flush on the same database. PART=3's
+#           grouped run already tunes with it (its decode and 64 x 4096 rows time 11-13 persistent configs, 1-9 before).
 set -u
 out=$OUT
 source scripts/device-lib.sh
@@ -60,6 +64,14 @@ part3() {
   p=persistent_tma_
   forced grouped-forced.txt grouped ${p}64x128x64_s8_c1_g8_tmastore
   forced grouped-forced.txt grouped ${p}64x256x64_s5_c1_g8_tmastore
+}
+
+part5() {
+  use_carry
+  fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites decode:200
+  stage "bench decode --flush read"
+  timeout 140 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
+  echo "rc=$?"; rows < "$out/bench-decode-read.txt"
 }
 
 part2() {
@@ -117,6 +129,9 @@ case "${PART:-1}" in
 4)
   use_carry
   part4
+  ;;
+5)
+  part5
   ;;
 esac
 stage done

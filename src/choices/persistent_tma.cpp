@@ -695,30 +695,32 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
 namespace {
 // True when the rows of the operand's TMA boxes start off 32-byte (sector) boundaries.
 bool sector_misaligned_rows(const Operand& o) { return row_alignment_bytes(o) < 32; }
+
+// The cluster tiles a launch walks: M blocks x N blocks x batch; grouped_mm: each group's M blocks of the
+// representative routing (tuning_group_ends) times the N blocks, one matrix of output rows.
+double cluster_tiles(const GemmProblem& p, const TmaConfig& c) {
+  const int cm = c.cluster_m, cn = c.cluster_n;
+  const double n_blocks = std::ceil(double(p.n) / (c.bn * cn));
+  if (p.op != Op::grouped_mm) return std::ceil(double(p.m) / (c.bm * cm)) * double(p.batch) * n_blocks;
+  // In 2x1 clusters the tiles are pairs of CTA tiles, a group's count made even (kernels/scheduler.cuh pair_tile).
+  const bool pairs = cm == 2 && cn == 1;
+  double tiles = 0;
+  int64_t start = 0;
+  for (int32_t end : tuning_group_ends(p.m, p.batch)) {
+    const double blocks = std::ceil(double(end - start) / (pairs ? c.bm : c.bm * cm)) * n_blocks;
+    tiles += pairs ? std::ceil(blocks / 2) : blocks;
+    start = end;
+  }
+  return tiles;
+}
 }  // namespace
 
 double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d, int sm_carveout) {
   const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
   // Predicted time ~ whole waves x (tile area / tile throughput); the score is its inverse, normalised.
   const int cm = c.cluster_m, cn = c.cluster_n;
-  // grouped_mm: the M blocks of the groups of the representative routing (tuning_group_ends), one matrix of output
-  // rows.
   const bool grouped = p.op == Op::grouped_mm;
-  double m_blocks = std::ceil(double(p.m) / (c.bm * cm)) * double(p.batch);
-  const double n_blocks = std::ceil(double(p.n) / (c.bn * cn));
-  double tiles = 0;  // clusters'
-  if (grouped) {
-    // In 2x1 clusters the tiles are pairs of CTA tiles, a group's count made even (kernels/scheduler.cuh pair_tile).
-    const bool pairs = cm == 2 && cn == 1;
-    int64_t start = 0;
-    for (int32_t end : tuning_group_ends(p.m, p.batch)) {
-      const double blocks = std::ceil(double(end - start) / (pairs ? c.bm : c.bm * cm)) * n_blocks;
-      tiles += pairs ? std::ceil(blocks / 2) : blocks;
-      start = end;
-    }
-  } else {
-    tiles = m_blocks * n_blocks;
-  }
+  const double tiles = cluster_tiles(p, c);
   // Stream-K shares the partial wave's tiles out by K blocks: its waves are not rounded up, but its split tiles'
   // partial sums are written and read again (fp32, each unit of a split tile), at ~3 TB/s, against a wave of ~700
   // TFLOP/s (H200 measurements, docs/perf-notes.md): counted as that many more waves.
@@ -731,7 +733,7 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
     // FLOP set the time: forced, 128x128 ks2 read 0.78-0.84 of cuBLASLt; docs/perf-notes.md, thirty-eighth session.)
     const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
     const double half = double((k_blocks + 1) / 2) / double(k_blocks);
-    const double tile_s = 2.0 * c.bm * c.bn * double(p.k) / (c.weight * 700e12 / sms);
+    const double tile_s = 2.0 * c.bm * c.bn * double(p.k) / (c.weight * kGemmFlopsPerS / sms);
     const double exchange_s = double(c.bm / c.consumers) * c.bn * 4.0 / 50e9;
     waves *= half + exchange_s / tile_s;
   }
@@ -743,7 +745,7 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
                                                                                               k_blocks / workers)) +
                            double(l.split_tiles);
       const double traffic_s = units * c.bm * c.bn * cm * cn * 4.0 * 2.0 / 3.0e12;
-      const double wave_s = 2.0 * c.bm * c.bn * cm * cn * double(p.k) / (c.weight * 700e12 / workers);
+      const double wave_s = 2.0 * c.bm * c.bn * cm * cn * double(p.k) / (c.weight * kGemmFlopsPerS / workers);
       waves += traffic_s / wave_s;
     } else {
       waves = std::ceil(tiles / workers);
@@ -766,6 +768,37 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   // Relative to the same config on aligned rows: the weights already hold what small tiles cost there.
   score *= load_factor(a_cost, b_cost) / load_factor(c.bm, c.bn);
   return score;
+}
+
+double persistent_tma_roofline_s(const GemmProblem& p, const TmaConfig& c, const runtime::DeviceInfo& d,
+                                 int sm_carveout) {
+  const int sms = std::max(1, d.sm_count - std::max(0, sm_carveout));
+  const double workers = std::max(1, sms / (c.cluster_m * c.cluster_n));
+  const double tiles = std::max(1.0, cluster_tiles(p, c));
+  const double full = std::floor(tiles / workers), rest = tiles - full * workers;
+  // Compute: a round's share of the score's prediction in seconds (score = useful area x weight / (rounds x SMs x
+  // tile area), a weight of 1 running kGemmFlopsPerS of 16-bit GEMM on the whole card; fp8 twice that): one tile's
+  // time, however few CTAs the round holds.
+  const double useful = double(p.m) * double(p.n) * (p.op == Op::grouped_mm ? 1.0 : double(p.batch));
+  const double rate = kGemmFlopsPerS * (c.in_bytes == 1 ? 2.0 : 1.0);
+  const double round_compute_s =
+      2.0 * double(p.k) * useful / (rate * persistent_tma_score(p, c, d, sm_carveout)) / (full + (rest > 0));
+  // Bytes: the problem's compulsory bytes (traffic; grouped_mm: B of the groups the representative routing reaches),
+  // each tile its share of them, a round's streamed at kStreamBytesPerS.
+  double bytes = traffic(p).bytes;
+  if (p.op == Op::grouped_mm) {  // a group the representative routing leaves empty reads no B
+    int64_t start = 0, empty = 0;
+    for (int32_t end : tuning_group_ends(p.m, p.batch)) {
+      empty += end == start;
+      start = end;
+    }
+    bytes -= double(empty) * double(p.k) * double(p.n) * double(itemsize(p.b.dtype));
+  }
+  const double tile_bytes_s = bytes / tiles / kStreamBytesPerS;
+  // Each round takes the longer of the two: a full round of a memory-bound problem its bytes, a short last round
+  // its tiles' compute.
+  return full * std::max(round_compute_s, workers * tile_bytes_s) +
+         (rest > 0 ? std::max(round_compute_s, rest * tile_bytes_s) : 0.0);
 }
 
 const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
@@ -848,12 +881,23 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // Stream-K and cluster split-K configs never set the best (their unrounded or halved waves would set aside
   // whole-tile configs the model cannot rank against them); one is timed only where it is predicted ahead of every
   // whole-tile config, i.e. where the last wave is partial enough (or SMs idle enough) to pay for its split tiles.
-  double best_score = 0;
+  // Memory-bound problems (memory_bound: MoE decode, the 64-expert rows of 64 tokens each) give a config the model
+  // sets aside a second chance: kept where its roofline (persistent_tma_roofline_s: compute or compulsory bytes,
+  // whichever takes longer) is within the same ratio of the best whole-tile config's. There a tile's measured
+  // compute throughput says little about its time: on 64 experts x 512 decode tokens x 2048 x 7168 the model set
+  // aside every tile but 64x256 (64x128 predicted at 1.40x its time) where both stream the same 1.8 GB of weights,
+  // in 4 and 8 rounds of 132 tiles of 256 and 128 columns (docs/perf-notes.md, fortieth session).
+  const bool streams = memory_bound(p);
+  double best_score = 0, best_roofline = 0;
   bool whole_tiles = false;
   for (const auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k &&
                                                                 cfg->split_k == 1) {
       best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
+      if (streams) {
+        const double r = persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout);
+        best_roofline = whole_tiles ? std::min(best_roofline, r) : r;
+      }
       whole_tiles = true;
     }
   if (!whole_tiles)
@@ -871,10 +915,13 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (a "
                                "wave-fitting tile is kept only where it is predicted best)",
                                best_score / std::max(s, 1e-12));
-      else if (s < kPrescreenRatio * best_score)
+      else if (s < kPrescreenRatio * best_score &&
+               !(streams && whole_tiles && !cfg->stream_k && cfg->split_k == 1 &&
+                 kPrescreenRatio * persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout) <= best_roofline))
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
-                               "prescreen keeps those within {:.2f}x)",
-                               best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio);
+                               "prescreen keeps those within {:.2f}x{})",
+                               best_score / std::max(s, 1e-12), 1.0 / kPrescreenRatio,
+                               streams ? ", by compute or by the bytes roofline" : "");
     }
 }
 

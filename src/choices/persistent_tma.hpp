@@ -137,6 +137,18 @@ double persistent_tma_score(const GemmProblem& problem, const TmaConfig& config,
 // the best applicable one are not benchmarked.
 inline constexpr double kPrescreenRatio = 0.75;
 
+// The rates behind the models' seconds (H200). kGemmFlopsPerS: a tile of weight 1 (128x256) in a long 16-bit GEMM at
+// the power cap (680-700 TFLOP/s measured). kStreamBytesPerS: the HBM reads of a streamed weight (decode and MoE
+// decode rows: 4.0-4.3 TB/s measured).
+inline constexpr double kGemmFlopsPerS = 700e12;
+inline constexpr double kStreamBytesPerS = 4.2e12;
+// The roofline of a whole-tile config, in seconds: over its rounds of one tile a cluster, each round the longer of
+// one tile's compute (persistent_tma_score's prediction, in seconds) and the round's share of the problem's
+// compulsory bytes (traffic) streamed at kStreamBytesPerS. The prescreen's second chance on memory-bound problems
+// (prune, persistent_tma.cpp): there a tile's compute throughput (its weight) says little about its time.
+double persistent_tma_roofline_s(const GemmProblem& problem, const TmaConfig& config, const runtime::DeviceInfo& device,
+                                 int sm_carveout);
+
 class Choice;
 // The config behind a persistent-TMA choice (nullptr for choices of other backends).
 const TmaConfig* persistent_tma_config_of(const Choice& choice);

@@ -108,6 +108,21 @@ GemmProblem make_bmm_problem(const TensorView& a, const TensorView& b, const Ten
 GemmProblem make_grouped_mm_problem(const TensorView& a, const TensorView& b, const TensorView& offs,
                                     const TensorView& out);
 
+// A problem's FLOPs and the bytes of A, B and out it moves at the least, each read or written once (traffic.cpp).
+// grouped_mm: its total_M rows of A and out once and B's G matrices (a group owns about M / G of the rows, not M);
+// every other op: `batch` problems of M x N x K, an operand broadcast over the batch (batch stride 0) read once.
+struct Traffic {
+  double flops = 0, bytes = 0;
+};
+Traffic traffic(const GemmProblem& problem);
+// FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM
+// against ~4.3 TB/s of copy bandwidth is ~160). grouped_mm's MoE rows of 64 experts x 64 tokens each (4096 x 14336 x
+// 4096: 63 FLOP a byte, 4.1 TB/s measured) and of 512 decode tokens (8) are memory-bound; counted as G problems of
+// total_M rows each (as before the thirty-ninth session), they read 1,792 and 387. Read by the tuner (flushes, tie
+// margin, sustained final: tune/benchmark.hpp) and by the persistent-TMA prescreen (its roofline second chance).
+inline constexpr double kMemoryBoundIntensity = 160.0;
+bool memory_bound(const GemmProblem& problem);
+
 // grouped_mm's representative routing, which the tuner times and the heuristic scores (the user's offsets decide
 // nothing, and the tuning key holds the shape class, not the offsets): groups of uneven popularity, group g weighted
 // 0.5 + frac((g + 1) x 0.618...) (a golden-ratio sequence in [0.5, 1.5)), so that group sizes are no multiple of any

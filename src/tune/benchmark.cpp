@@ -584,29 +584,6 @@ double accuracy_bound(const GemmProblem& p, double floor_error, bool allow_reduc
   return allow_reduced_precision_reduction ? kReducedPrecisionFactor * bound : bound;
 }
 
-namespace {
-// A problem's FLOPs and the bytes of A, B and out it moves at the least (each read or written once). grouped_mm: its
-// total_M rows of A and out once and B's G matrices (a group owns about M / G of the rows, not M); every other op:
-// `batch` problems of M x N x K, an operand broadcast over the batch (batch stride 0) read once.
-struct Traffic {
-  double flops, bytes;
-};
-Traffic traffic(const GemmProblem& p) {
-  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
-  const double g = static_cast<double>(p.batch);
-  const double ia = static_cast<double>(itemsize(p.a.dtype)), ib = static_cast<double>(itemsize(p.b.dtype));
-  const double io = static_cast<double>(itemsize(p.out.dtype));
-  if (p.op == Op::grouped_mm) return {2.0 * m * n * k, m * k * ia + g * k * n * ib + m * n * io};
-  const double ga = p.a.batch_stride == 0 ? 1.0 : g, gb = p.b.batch_stride == 0 ? 1.0 : g;
-  return {2.0 * m * n * k * g, ga * m * k * ia + gb * k * n * ib + g * m * n * io};
-}
-}  // namespace
-
-bool memory_bound(const GemmProblem& p) {
-  const Traffic t = traffic(p);
-  return t.flops < kMemoryBoundIntensity * t.bytes;
-}
-
 double tie_margin(const GemmProblem& p) { return memory_bound(p) ? kTieMarginMemoryBound : kTieMarginComputeBound; }
 
 bool sustained_eligible(const GemmProblem& p, std::size_t l2_bytes) {

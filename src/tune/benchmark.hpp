@@ -70,13 +70,7 @@ double accuracy_bound(const GemmProblem& problem, double floor_error, bool allow
 // (the pick is never more than the margin slower than the fastest).
 inline constexpr double kTieMarginComputeBound = 0.005;
 inline constexpr double kTieMarginMemoryBound = 0.03;
-// FLOPs per byte of A + B + out below which a problem counts as memory-bound (H200: ~700 TFLOP/s of bf16 GEMM
-// against ~4.3 TB/s of copy bandwidth is ~160). grouped_mm's bytes are its total_M rows of A and out and B's G
-// matrices: its MoE rows of 64 experts x 64 tokens each (4096 x 14336 x 4096: 63 FLOP a byte, 4.1 TB/s measured) and
-// of 512 decode tokens (8) are memory-bound; counted as G problems of total_M rows each (as before the thirty-ninth
-// session), they read 1,792 and 387 and were timed after a write flush alone, with the sustained final.
-inline constexpr double kMemoryBoundIntensity = 160.0;
-bool memory_bound(const GemmProblem& problem);
+// memory_bound and kMemoryBoundIntensity: problem/problem.hpp.
 double tie_margin(const GemmProblem& problem);  // kTieMarginMemoryBound where memory_bound, else kTieMarginComputeBound
 
 // The sustained final. Interleaved rounds share the card's clock among the candidates, so that a candidate's median

@@ -1349,7 +1349,7 @@ int run_bench(const BenchOptions& opt) {
     geomean_line("cuBLASLt", &Row::ratio);
     if (opt.sustained)  // the rows a loop runs at the power cap; a smaller or memory-bound one reads L2-resident data
       geomean_line("cuBLASLt", &Row::ratio, [&](const Row& r) {
-        return r.flops() >= tune::kMemoryBoundIntensity * r.bytes() &&
+        return r.flops() >= kMemoryBoundIntensity * r.bytes() &&
                r.bytes() > tune::kSustainedFootprintL2 * static_cast<double>(dev.l2_bytes);
       }, "compute-bound rows larger than L2");
     if (suite.report_unfused) geomean_line("unfused", &Row::ratio_unfused);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -361,6 +362,49 @@ TEST(PersistentTmaHost, ClusterSplitKScoresHalfARoundWhereTilesLeaveSmsIdle) {
   EXPECT_LT(ratio(problem(1000, 1000, 1000, false)), 1.9);
   EXPECT_GT(ratio(problem(1536, 1536, 1536, false)), 1.0);
   EXPECT_LT(ratio(problem(1536, 1536, 1536, false)), 1.3);
+}
+
+TEST(PersistentTmaHost, RooflineIsTheLongerOfComputeAndStreamedBytes) {
+  const runtime::DeviceInfo d = hopper();
+  const TmaConfig& big = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
+  const TmaConfig& small = config("persistent_tma_64x128x64_s8_c1_g8_tmastore");
+  // 4096^3 is compute-bound: 512 tiles of 128x256 are four rounds on 132 SMs, each tile 2 x 128 x 256 x 4096 FLOP
+  // at the tile's weight of kGemmFlopsPerS / 132.
+  const double tile_s = 2.0 * 128 * 256 * 4096 / (big.weight * kGemmFlopsPerS / 132);
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(4096, 4096, 4096, false), big, d, 0), 4 * tile_s, 1e-3 * tile_s);
+  // 1 x 28672 x 8192 streams B: 224 tiles of 64x128, a full round of 132 that streams its share for longer than a
+  // tile computes, and a round of 92 whose share streams faster than a tile computes (a weight of 0.5).
+  const auto bytes = [](int64_t m, int64_t n, int64_t k) { return 2.0 * (m * k + k * n + m * n); };
+  const double small_tile_s = 2.0 * 64 * 128 * 8192 / (small.weight * kGemmFlopsPerS / 132);
+  const double round_bytes_s = bytes(1, 28672, 8192) * 132 / 224 / kStreamBytesPerS;
+  ASSERT_GT(round_bytes_s, small_tile_s);
+  ASSERT_LT(round_bytes_s * 92 / 132, small_tile_s);
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 28672, 8192, false), small, d, 0), round_bytes_s + small_tile_s,
+              1e-6 * round_bytes_s);
+  // 1 x 4096 x 4096 on 128x256: one round of 16 tiles, which takes one tile's compute (its 128 rows, one of them
+  // real), longer than streaming the 32 MB.
+  const double short_tile_s = 2.0 * 128 * 256 * 4096 / (big.weight * kGemmFlopsPerS / 132);
+  EXPECT_GT(short_tile_s, bytes(1, 4096, 4096) / kStreamBytesPerS);
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 4096, false), big, d, 0), short_tile_s, 1e-3 * short_tile_s);
+  // grouped_mm (64 experts, 64 decode tokens, 2048 x 7168): B of the experts the representative routing reaches
+  // only (fewer than the 64), 16 tiles of 64x128 each: full rounds that stream their share, and a last short one.
+  GemmProblem g = problem(64, 2048, 7168, false);
+  g.op = Op::grouped_mm;
+  g.batch = 64;
+  g.b.batch_stride = int64_t{7168} * 2048;
+  int64_t start = 0, reached = 0;
+  for (int32_t end : tuning_group_ends(64, 64)) {
+    reached += end > start;
+    start = end;
+  }
+  ASSERT_LT(reached, 64);
+  const double g_bytes = 2.0 * (64.0 * 7168 + reached * 7168.0 * 2048 + 64.0 * 2048);
+  const double g_tiles = 16.0 * reached, g_full = std::floor(g_tiles / 132), g_rest = g_tiles - 132 * g_full;
+  const double g_tile_s = 2.0 * 64 * 128 * 7168 / (small.weight * kGemmFlopsPerS / 132);
+  const double g_round_s = g_bytes * 132 / g_tiles / kStreamBytesPerS;
+  ASSERT_GT(g_round_s, g_tile_s);
+  EXPECT_NEAR(persistent_tma_roofline_s(g, small, d, 0),
+              g_full * g_round_s + std::max(g_tile_s, g_round_s * g_rest / 132), 1e-6 * g_round_s);
 }
 
 }  // namespace

@@ -450,6 +450,29 @@ TEST_F(Tuner, GroupedStreamKIsTimedWhereTheLastWaveIsPartial) {
   EXPECT_EQ(reason_of(grouped_problem(8, 4096, 4096, 14336)), "");
 }
 
+TEST_F(Tuner, PrescreenKeepsTilesTheBytesRooflineRanksLevelOnMemoryBoundProblems) {
+  // 64 experts x 512 decode tokens x 2048 x 7168 streams 1.8 GB of weights: 64x128 and 64x256 each stream it in
+  // four rounds of 132 CTAs, level, where the compute model alone predicted 64x128 at 1.40x 64x256's time and set it
+  // aside. 256x128 is set aside by both (its 256-row tiles of ~8 tokens compute longer than the weights stream).
+  const auto reason_of = [&](const GemmProblem& p, const std::string& name) {
+    for (const auto& c : enumerate(p, Options::defaults_only(), h200()))
+      if (c.choice->name() == name) return c.reason;
+    return std::string("not enumerated");
+  };
+  const GemmProblem decode = grouped_problem(64, 512, 2048, 7168);
+  ASSERT_TRUE(memory_bound(decode));
+  EXPECT_EQ(reason_of(decode, "persistent_tma_64x128x64_s8_c1_g8_tmastore"), "");
+  EXPECT_EQ(reason_of(decode, "persistent_tma_64x256x64_s5_c1_g8_tmastore"), "");
+  EXPECT_NE(reason_of(decode, "persistent_tma_256x128x64_s4_c2_g8_tmastore").find("by compute or by the bytes roofline"),
+            std::string::npos)
+      << reason_of(decode, "persistent_tma_256x128x64_s4_c2_g8_tmastore");
+  // Compute-bound problems keep the compute model alone: 64x128 on 4096^3 stays set aside.
+  ASSERT_FALSE(memory_bound(problem(4096, 4096, 4096)));
+  EXPECT_EQ(reason_of(problem(4096, 4096, 4096), "persistent_tma_64x128x64_s8_c1_g8_tmastore"),
+            "set aside: predicted 2.00x the time of the best persistent-TMA config (the prescreen keeps those within "
+            "1.33x)");
+}
+
 TEST_F(Tuner, ClusterSplitKIsTimedWhereTilesLeaveSmsIdle) {
   // The prescreen times the cluster split-K config only where it is predicted ahead of every whole-tile config:
   // 1000^3 (64 tiles of 128x128 on 132 SMs), not 4096^3, whose whole tiles fill the waves.
