@@ -28,7 +28,10 @@
 #           and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s, where 64x128 s8
 #           forced read 3.91 in an earlier session).
 #   PART=5: (fortieth session; a third call, or after PART=3 where time is left) the prescreen's roofline second
-#           chance on memory-bound problems: the decode suite tuned (fresh database, AUTOTUNE log: which rescued
+#           chance on memory-bound problems. First lab/probes/tile_stream.cu: the decode weight streamed through the
+#           skinny kernel's 2-D box patterns (rr and rc), nothing consumed, beside the 1-D bulk floor, both flushes
+#           (~1 min): whether the boxes or the kernel hold the read-flush stream at 110-114 us where bulk copies take
+#           102.7 on 448 MB. Then the decode suite tuned (fresh database, AUTOTUNE log: which rescued
 #           configs were timed and whether one won), then under the read flush on the same database. PART=3's
 #           grouped run already tunes with it (its decode and 64 x 4096 rows time 11-13 persistent configs, 1-9 before).
 set -u
@@ -68,6 +71,9 @@ part3() {
 
 part5() {
   use_carry
+  stage "tile stream"
+  timeout 150 .carry/bin/tile_stream 2> "$out/tile-stream-launches.txt" | tee "$out/tile-stream.txt"
+  tail -1 "$out/tile-stream-launches.txt"
   fresh_db /tmp/kc/kernels; BENCH_LOG=autotune bench_suites decode:200
   stage "bench decode --flush read"
   timeout 140 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1

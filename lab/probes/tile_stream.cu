@@ -1,0 +1,311 @@
+// tile_stream.cu — lab probe (issue 21 point 3, fortieth session): does the pattern of 2-D TMA boxes in which a
+// decode kernel reads its weight cost stream rate? Under the read flush the skinny kernel and cuBLASLt stream a 448 MB
+// weight (28672 x 8192) in 110-114 us, where one lane a CTA streaming it with 1-D bulk copies takes 102.7 us
+// (lab/probes/decode_floor.cu, docs/perf-notes.md). Either the boxes (64 columns x 64 rows of 128-byte swizzled rows,
+// bn / 64 of them a stage) read DRAM less well than contiguous 16 KB chunks, or the gap is the kernel's own (its
+// consumers, stage release, reduction). This probe streams the weight through the skinny kernel's box patterns with
+// nothing consumed, beside the 1-D floor, timed as `tmagemm bench` times a run (L2 flushed by a 256 MiB write or
+// read outside the timed region, CUDA events around one launch, median of 100):
+//   bulk            : 132 CTAs, 8 x 16 KB ring of 1-D bulk copies over each CTA's contiguous share (the floor)
+//   rr bnN bkK sS   : B N-major (K x N, the decode suite's rr): each CTA bn columns of all K (or K / split), a stage
+//                     bk rows x bn columns as bn / 64 boxes of 64 columns (SWIZZLE_128B, the skinny kernel's maps)
+//   rr-wide         : the same tile in boxes of 256 columns x rows (no swizzle): one box a stage, 512-byte rows
+//   rr-evict        : rr with an L2 evict_first cache hint on every box (the persistent kernel's streamed operands)
+//   rc bnN bkK      : B K-major (N x K row-major: nn.Linear's weight): a stage bn rows x bk of K as bk / 64 boxes
+//                     of 64 K elements (128 bytes) x bn rows
+// Each variant's grid is the skinny grid it mirrors (N / bn x split CTAs, one a SM at most by shared memory).
+// Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o tile_stream tile_stream.cu
+// Run: ./tile_stream   (stderr names each launch before it runs)
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+__global__ void flush_read(const uint4* p, unsigned long long n, unsigned* sink) {
+  unsigned x = 0;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x12345678u) *sink = x;
+}
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void wait_parity(uint64_t* bar, uint32_t parity) {
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra W; }" ::"r"(
+                   smem_u32(bar)),
+               "r"(parity)
+               : "memory");
+}
+
+// How a CTA walks its tile: stage kb's box j lands at coordinates
+//   (tile0 * t + j * step0 + kb * kstep0, tile1 * t + j * step1 + kb * kstep1)
+// for the CTA's tile t = blockIdx.x / split, kb over its split's share of `blocks` stages.
+struct Walk {
+  int tile0, tile1, step0, step1, kstep0, kstep1;
+  int boxes;         // boxes a stage
+  int box_bytes;     // bytes a box
+  int blocks;        // stages of one whole tile (all of K)
+  int split;         // CTAs a tile (each its share of the stages)
+  int evict_first;   // L2 cache hint on every box
+};
+
+constexpr int kMaxStages = 16;
+
+// One lane streams the CTA's stages through a ring of `stages` slots of boxes x box_bytes; nothing is consumed (a
+// slot is reused once its previous fill has landed).
+__global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int stages, unsigned* sink) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t full[kMaxStages];
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
+  uint64_t policy = 0;
+  if (w.evict_first) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  const int t = blockIdx.x / w.split, part = blockIdx.x % w.split;
+  const int per = (w.blocks + w.split - 1) / w.split;
+  const int kb0 = part * per, kb1 = min(w.blocks, kb0 + per);
+  const uint32_t stage_bytes = static_cast<uint32_t>(w.boxes * w.box_bytes);
+  // NOTE: SWIZZLE_128B boxes land on 1024-byte aligned shared memory; the dynamic area follows the static barriers.
+  const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    const int i = kb - kb0, s = i % stages;
+    if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
+    const uint32_t bar = smem_u32(&full[s]);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
+    for (int j = 0; j < w.boxes; ++j) {
+      const int c0 = w.tile0 * t + j * w.step0 + kb * w.kstep0;
+      const int c1 = w.tile1 * t + j * w.step1 + kb * w.kstep1;
+      const uint32_t dst = base + static_cast<uint32_t>((s * w.boxes + j) * w.box_bytes);
+      if (w.evict_first)
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+            " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+            "l"(&map), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+            : "memory");
+      else
+        asm volatile(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+            "l"(&map), "r"(c0), "r"(c1), "r"(bar)
+            : "memory");
+    }
+  }
+  // Drain: the last fill of every slot.
+  const int n = kb1 - kb0;
+  for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
+  if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
+}
+
+template <int S, int C>
+__global__ void bulk_stream(const unsigned char* src_all, unsigned long long share, unsigned* sink) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t full[S];
+  if (threadIdx.x != 0) return;
+  for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  const unsigned char* src = src_all + blockIdx.x * share;
+  const unsigned long long chunks = share / C;
+  for (unsigned long long i = 0; i < chunks; ++i) {
+    const int s = static_cast<int>(i % S);
+    if (i >= S) wait_parity(&full[s], static_cast<uint32_t>((i / S - 1) & 1));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(&full[s])), "r"(C)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_u32(smem + s * C)),
+                 "l"(src + i * C), "r"(C), "r"(smem_u32(&full[s]))
+                 : "memory");
+  }
+  for (unsigned long long i = chunks > S ? chunks - S : 0; i < chunks; ++i)
+    wait_parity(&full[i % S], static_cast<uint32_t>((i / S) & 1));
+  if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
+}
+
+struct Ctx {
+  cudaStream_t st;
+  cudaEvent_t a, b;
+  unsigned char* flush;
+  size_t flush_bytes;
+  unsigned* sink;
+  int counter = 0;
+};
+
+void do_flush(Ctx& c, bool read) {
+  if (read)
+    flush_read<<<132 * 8, 512, 0, c.st>>>(reinterpret_cast<const uint4*>(c.flush), c.flush_bytes / 16, c.sink);
+  else
+    CK(cudaMemsetAsync(c.flush, ++c.counter & 0xff, c.flush_bytes, c.st));
+}
+
+template <class F>
+float time_med(Ctx& c, bool read, int reps, F launch) {
+  std::vector<float> t;
+  for (int r = 0; r < reps + 5; ++r) {
+    do_flush(c, read);
+    CK(cudaEventRecord(c.a, c.st));
+    launch();
+    CK(cudaEventRecord(c.b, c.st));
+    CK(cudaEventSynchronize(c.b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, c.a, c.b));
+    if (r >= 5) t.push_back(ms * 1000.f);
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+using EncodeFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                              const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeFn encoder() {
+  static EncodeFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    if (!p || q != cudaDriverEntryPointSuccess) {
+      std::printf("no cuTensorMapEncodeTiled\n");
+      std::exit(1);
+    }
+    return reinterpret_cast<EncodeFn>(p);
+  }();
+  return fn;
+}
+
+// A 2-D bf16 map over `inner` x `outer` elements (row pitch `inner`), box box0 x box1.
+CUtensorMap encode(void* base, uint64_t inner, uint64_t outer, uint32_t box0, uint32_t box1, bool swizzle) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {inner, outer};
+  const cuuint64_t strides[1] = {inner * 2};
+  const cuuint32_t box[2] = {box0, box1};
+  const cuuint32_t es[2] = {1, 1};
+  const CUresult r = encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE,
+                               swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::printf("cuTensorMapEncodeTiled failed (%d): inner %llu outer %llu box %u x %u\n", static_cast<int>(r),
+                static_cast<unsigned long long>(inner), static_cast<unsigned long long>(outer), box0, box1);
+    std::exit(1);
+  }
+  return m;
+}
+
+void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, int stages, int tiles,
+              double bytes, bool read) {
+  const int grid = tiles * w.split;
+  const int smem = stages * w.boxes * w.box_bytes + 1024;
+  if (stages > kMaxStages || smem > 227 * 1024) {
+    std::printf("  %-34s skipped (smem %d)\n", label, smem);
+    return;
+  }
+  // At least 117 KiB so that one CTA holds an SM (as the skinny kernel's rings do).
+  const int smem_launch = std::max(smem, 117 * 1024);
+  CK(cudaFuncSetAttribute(tile_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_launch));
+  std::fprintf(stderr, "launch %s grid %d smem %d\n", label, grid, smem_launch);
+  const float us = time_med(c, read, 100, [&] { tile_stream<<<grid, 32, smem_launch, c.st>>>(map, w, stages, c.sink); });
+  CK(cudaGetLastError());
+  std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", label, grid, us, bytes / (us * 1e-6) / 1e12);
+}
+
+int main() {
+  Ctx c;
+  CK(cudaStreamCreateWithFlags(&c.st, cudaStreamNonBlocking));
+  CK(cudaEventCreate(&c.a));
+  CK(cudaEventCreate(&c.b));
+  c.flush_bytes = size_t{256} << 20;
+  CK(cudaMalloc(&c.flush, c.flush_bytes));
+  CK(cudaMemset(c.flush, 0x5a, c.flush_bytes));
+  CK(cudaMalloc(&c.sink, 16));
+  const size_t max_bytes = size_t{28672} * 8192 * 2;
+  unsigned char* w;
+  CK(cudaMalloc(&w, max_bytes));
+  CK(cudaMemset(w, 0x11, max_bytes));
+  CK(cudaDeviceSynchronize());
+  struct Shape {
+    int n, k;
+  };
+  for (int read = 1; read >= 0; --read) {
+    std::printf("== flush %s\n", read ? "read" : "write");
+    for (Shape s : {Shape{4096, 4096}, Shape{14336, 4096}, Shape{28672, 8192}}) {
+      const double bytes = 2.0 * s.n * s.k;
+      std::printf(" weight N %d x K %d (%.0f MB)\n", s.n, s.k, bytes / 1e6);
+      {
+        CK(cudaFuncSetAttribute(bulk_stream<8, 16384>, cudaFuncAttributeMaxDynamicSharedMemorySize, 8 * 16384));
+        const unsigned long long share = (static_cast<unsigned long long>(bytes) / 132) / 16384 * 16384;
+        std::fprintf(stderr, "launch bulk\n");
+        const float us = time_med(c, read, 100, [&] { bulk_stream<8, 16384><<<132, 32, 8 * 16384, c.st>>>(w, share, c.sink); });
+        std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", "bulk 8 x 16 KB (1-D floor)", 132, us,
+                    static_cast<double>(share) * 132 / (us * 1e-6) / 1e12);
+      }
+      // rr: map inner N, outer K. Box 64 columns x bk rows; a stage bn / 64 boxes side by side.
+      struct RR {
+        int bn, bk, stages, split;
+      };
+      for (RR v : {RR{256, 64, 5, 1}, RR{256, 64, 5, 2}, RR{256, 64, 5, 4}, RR{128, 64, 8, 1}, RR{128, 64, 8, 2},
+                   RR{128, 64, 4, 2}, RR{64, 64, 12, 2}, RR{64, 64, 12, 4}}) {
+        if (s.n / v.bn * v.split > 4 * 132) continue;
+        const CUtensorMap map = encode(w, s.n, s.k, 64, v.bk, true);
+        const Walk wk{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 0};
+        char label[64];
+        std::snprintf(label, sizeof label, "rr bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
+        run_walk(c, label, map, wk, v.stages, s.n / v.bn, bytes, read);
+        if (v.bn == 256 && v.split <= 2) {
+          const Walk ev{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 1};
+          std::snprintf(label, sizeof label, "rr-evict bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
+          run_walk(c, label, map, ev, v.stages, s.n / v.bn, bytes, read);
+        }
+      }
+      // rr-wide: one box of 256 columns x rows a stage (no swizzle, 512-byte rows); and 1024-column tiles as four
+      // such boxes (2 KB of each row a stage), split to fill the SMs.
+      {
+        const CUtensorMap map = encode(w, s.n, s.k, 256, 64, false);
+        const Walk wk{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 1, 0};
+        run_walk(c, "rr-wide bn256 (1 box 256x64) s5", map, wk, 5, s.n / 256, bytes, read);
+        const Walk wk2{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 2, 0};
+        run_walk(c, "rr-wide bn256 (1 box 256x64) s5 sp2", map, wk2, 5, s.n / 256, bytes, read);
+        const CUtensorMap map16 = encode(w, s.n, s.k, 256, 16, false);
+        for (int split : {2, 4, 8}) {
+          if (s.n / 1024 * split > 264) continue;
+          const Walk w4{1024, 0, 256, 0, 0, 16, 4, 256 * 16 * 2, s.k / 16, split, 0};
+          char label[64];
+          std::snprintf(label, sizeof label, "rr-wide bn1024 (4 x 256x16) s6 sp%d", split);
+          run_walk(c, label, map16, w4, 6, s.n / 1024, bytes, read);
+        }
+      }
+      // rc: map inner K, outer N (nn.Linear's weight). A stage bk / 64 boxes of 64 K x bn rows.
+      struct RC {
+        int bn, bk, stages, split;
+      };
+      for (RC v : {RC{256, 64, 5, 1}, RC{256, 64, 5, 2}, RC{128, 64, 8, 2}, RC{64, 256, 5, 2}, RC{128, 128, 5, 2},
+                   RC{64, 64, 12, 2}}) {
+        if (s.n / v.bn * v.split > 4 * 132) continue;
+        const CUtensorMap map = encode(w, s.k, s.n, 64, v.bn, true);
+        const Walk wk{0, v.bn, 64, 0, v.bk, 0, v.bk / 64, 64 * v.bn * 2, s.k / v.bk, v.split, 0};
+        char label[64];
+        std::snprintf(label, sizeof label, "rc bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
+        run_walk(c, label, map, wk, v.stages, s.n / v.bn, bytes, read);
+      }
+    }
+  }
+  CK(cudaDeviceSynchronize());
+  std::printf("done\n");
+  return 0;
+}
