@@ -28,7 +28,9 @@
 #           and 64x256 s5 (the tuner picked 64x256 s5 on the 64-token 2048x7168 row at 3.67 TB/s, where 64x128 s8
 #           forced read 3.91 in an earlier session).
 #   PART=5: (fortieth session; a third call, or after PART=3 where time is left) the prescreen's roofline second
-#           chance on memory-bound problems. First lab/probes/tile_stream.cu: the decode weight streamed through the
+#           chance on memory-bound problems. First the wgmma probe's sustained mode (SS against RS on 128x256 and
+#           128x128 for 3 s each at the power cap: whether A's shared-memory reads cost enough energy to matter for
+#           square / llm), then lab/probes/tile_stream.cu: the decode weight streamed through the
 #           skinny kernel's 2-D box patterns (rr and rc), nothing consumed, beside the 1-D bulk floor, both flushes
 #           (~1 min): whether the boxes or the kernel hold the read-flush stream at 110-114 us where bulk copies take
 #           102.7 on 448 MB. Then the decode suite tuned (fresh database, AUTOTUNE log: which rescued
@@ -71,6 +73,9 @@ part3() {
 
 part5() {
   use_carry
+  stage "wgmma sustained (SS against RS at the power cap, 3 s a variant)"
+  timeout 60 .carry/bin/wgmma_rate 4096 3 2> "$out/wgmma-sustained-launches.txt" | tee "$out/wgmma-sustained.txt"
+  nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv
   stage "tile stream"
   timeout 150 .carry/bin/tile_stream 2> "$out/tile-stream-launches.txt" | tee "$out/tile-stream.txt"
   tail -1 "$out/tile-stream-launches.txt"

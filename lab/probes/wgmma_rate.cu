@@ -28,9 +28,11 @@
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels \
 //     -o .carry/bin/wgmma_rate lab/probes/wgmma_rate.cu
 // Run (the H200): .carry/bin/wgmma_rate [iters]   (default 4096 K blocks a warpgroup)
+//   .carry/bin/wgmma_rate 4096 SECONDS: the sustained mode only (run_sustained: SS against RS at the power cap)
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda/ptx>
@@ -325,6 +327,53 @@ void run_variant(int iters, int sms, const uint4* src, uint32_t src_chunks, Resu
   std::fflush(stdout);
 }
 
+// Sustained mode: one CTA per SM launched back to back for `seconds`, as a long GEMM runs at the card's 700 W cap,
+// where the clock follows the energy a FLOP costs (docs/perf-notes.md, "Energy per FLOP"): the TFLOP/s and SM clock
+// (clock64 cycles over event time) of the launches in the last half of the window, median. SS against RS on the same
+// tile says whether A's shared-memory reads cost energy enough to matter at the cap.
+template <int N, int WGS, int MB, bool KMajorB, bool RS>
+void run_sustained(double seconds, int sms, const uint4* src, uint32_t src_chunks, Result res) {
+  auto kernel = rate_kernel<N, WGS, MB, KMajorB, false, false, RS>;
+  constexpr int raw = smem_bytes<N, WGS, MB, KMajorB, false, false>();
+  constexpr int smem = raw > 117 * 1024 ? raw : 117 * 1024;
+  std::fprintf(stderr, "sustained %s n%d wg%d mb%d B %s\n", RS ? "RS" : "SS", N, WGS, MB, KMajorB ? "kmaj" : "nmaj");
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int threads = 128 * WGS;
+  const int iters = 32768;  // ~10-20 ms a launch
+  const double flop_cta = double(WGS) * MB * iters * kSteps * 64.0 * N * 16 * 2;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<double> tflops, mhz;
+  std::vector<unsigned long long> cyc(sms * WGS);
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    CK(cudaEventRecord(e0));
+    kernel<<<sms, threads, smem>>>(iters, res, src, src_chunks);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaGetLastError());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CK(cudaMemcpy(cyc.data(), res.cycles, cyc.size() * 8, cudaMemcpyDeviceToHost));
+    const double hi = static_cast<double>(*std::max_element(cyc.begin(), cyc.end()));
+    tflops.push_back(flop_cta * sms / (ms * 1e-3) / 1e12);
+    mhz.push_back(hi / (ms * 1e-3) / 1e6);
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  const auto median_late = [](std::vector<double> v) {
+    v.erase(v.begin(), v.begin() + static_cast<long>(v.size() / 2));
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("sustained %s n%-3d wg%d mb%d B %s | %3zu launches in %.1f s | last half: %6.1f TFLOP/s, SM clock ~%4.0f "
+              "MHz (slowest CTA's cycles over event time)\n",
+              RS ? "RS" : "SS", N, WGS, MB, KMajorB ? "kmaj" : "nmaj", tflops.size(), seconds, median_late(tflops),
+              median_late(mhz));
+  std::fflush(stdout);
+}
+
 template <int N, int WGS, int MB>
 void run_layouts(int iters, int sms, const uint4* src, uint32_t chunks, Result res) {
   run_variant<N, WGS, MB, true, false>(iters, sms, src, chunks, res);
@@ -347,6 +396,7 @@ void run_rs(int iters, int sms, const uint4* src, uint32_t chunks, Result res) {
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::atoi(argv[1]) : 4096;
+  const double sustained_s = argc > 2 ? std::atof(argv[2]) : 0.0;  // > 0: the sustained mode only
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   Result res{};
@@ -363,6 +413,18 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&src, src_bytes));
   CK(cudaMemset(src, 0x3c, src_bytes));
   const uint32_t chunks = static_cast<uint32_t>(src_bytes / kCopyBytes);
+  if (sustained_s > 0) {
+    std::printf("wgmma sustained rate, %.1f s a variant, one CTA per SM on %d SMs\n", sustained_s, sms);
+    // The tiles of the square and llm suites' winners (128x256, 128x128), SS against RS, B N-major and K-major.
+    run_sustained<256, 2, 1, false, false>(sustained_s, sms, src, chunks, res);
+    run_sustained<256, 2, 1, false, true>(sustained_s, sms, src, chunks, res);
+    run_sustained<256, 2, 1, true, false>(sustained_s, sms, src, chunks, res);
+    run_sustained<256, 2, 1, true, true>(sustained_s, sms, src, chunks, res);
+    run_sustained<128, 2, 1, false, false>(sustained_s, sms, src, chunks, res);
+    run_sustained<128, 2, 1, false, true>(sustained_s, sms, src, chunks, res);
+    run_sustained<256, 2, 1, false, false>(sustained_s, sms, src, chunks, res);  // the first again: drift
+    return 0;
+  }
   std::printf(
       "wgmma m64nNk16 bf16 SS rate, %d K blocks of 64 a warpgroup, %d SMs (peak 4096 dense FLOP a clock an SM)\n",
       iters, sms);
