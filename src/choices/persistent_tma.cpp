@@ -889,16 +889,18 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // in 4 and 8 rounds of 132 tiles of 256 and 128 columns (docs/perf-notes.md, fortieth session).
   const bool streams = memory_bound(p);
   double best_score = 0, best_roofline = 0;
-  bool whole_tiles = false;
+  bool whole_tiles = false, roofline_set = false;
   for (const auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty() && !cfg->stream_k &&
                                                                 cfg->split_k == 1) {
       best_score = std::max(best_score, persistent_tma_score(p, *cfg, dev, o.sm_carveout));
-      if (streams) {
-        const double r = persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout);
-        best_roofline = whole_tiles ? std::min(best_roofline, r) : r;
-      }
       whole_tiles = true;
+      // (a wave-fitting tile, kept only where the compute model ranks it first, sets no roofline to meet)
+      if (streams && !cfg->only_when_best) {
+        const double r = persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout);
+        best_roofline = roofline_set ? std::min(best_roofline, r) : r;
+        roofline_set = true;
+      }
     }
   if (!whole_tiles)
     for (const auto& c : out)
@@ -916,7 +918,7 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
                                "wave-fitting tile is kept only where it is predicted best)",
                                best_score / std::max(s, 1e-12));
       else if (s < kPrescreenRatio * best_score &&
-               !(streams && whole_tiles && !cfg->stream_k && cfg->split_k == 1 &&
+               !(streams && roofline_set && !cfg->stream_k && cfg->split_k == 1 &&
                  kPrescreenRatio * persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout) <= best_roofline))
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best persistent-TMA config (the "
                                "prescreen keeps those within {:.2f}x{})",

@@ -681,24 +681,34 @@ std::vector<int32_t> routing_of(int64_t m, int64_t groups, std::uint64_t seed) {
 }  // namespace
 
 // The scores of every config call these for the same class (a sparse class draws up to 16 tokens a group, ~60 us at
-// 256 groups): each class is routed once per process. `use` reads the class's draws under the lock.
+// 256 groups): each class is routed once per process, into one cache shared by both readers. `use` reads the class's
+// draws under the lock.
 namespace {
+using Routings = std::vector<std::vector<int32_t>>;
+struct RoutingCache {
+  std::mutex mutex;
+  std::map<std::pair<int64_t, int64_t>, Routings> routed;
+};
+RoutingCache& routing_cache() {
+  static RoutingCache cache;
+  return cache;
+}
+
 template <class Use>
 auto with_routings(int64_t m, int64_t groups, Use use) {
-  static std::mutex mutex;
-  static std::map<std::pair<int64_t, int64_t>, std::vector<std::vector<int32_t>>> routed;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = routed.find({m, groups});
-  if (it == routed.end()) {
-    if (routed.size() >= 256) routed.clear();  // bounded: a process meets few grouped shape classes
-    std::vector<std::vector<int32_t>> draws = {routing_of(m, groups, kRoutingSeed)};
+  RoutingCache& c = routing_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.routed.find({m, groups});
+  if (it == c.routed.end()) {
+    if (c.routed.size() >= 256) c.routed.clear();  // bounded: a process meets few grouped shape classes
+    Routings draws = {routing_of(m, groups, kRoutingSeed)};
     if (m <= kSampledTokensPerGroup * groups)
       for (int r = 1; r < kTuningRoutings; ++r) {
         std::vector<int32_t> draw = routing_of(m, groups, kRoutingSeed + r);
         // (one group, or no rows: every draw is the same routing, timed once)
         if (std::find(draws.begin(), draws.end(), draw) == draws.end()) draws.push_back(std::move(draw));
       }
-    it = routed.emplace(std::make_pair(m, groups), std::move(draws)).first;
+    it = c.routed.emplace(std::make_pair(m, groups), std::move(draws)).first;
   }
   return use(it->second);
 }

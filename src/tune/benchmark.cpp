@@ -104,12 +104,12 @@ double relative_error(const std::vector<T>& got, const std::vector<double>& exac
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-Samples make_samples(const GemmProblem& p, cudaStream_t stream) {
+Samples make_samples(const GemmProblem& p, cudaStream_t stream, const std::vector<int32_t>& group_ends = {}) {
   Samples s;
   // grouped_mm: samples (row, column) of the one output matrix; the "batch" of a sample is its row's group (the
-  // matrix of B it multiplies; A and out have batch stride 0).
+  // matrix of B it multiplies; A and out have batch stride 0) under `group_ends`, the routing p.group_ends holds.
   const bool grouped = p.op == Op::grouped_mm;
-  const std::vector<int32_t> ends = grouped ? tuning_group_ends(p.m, p.batch) : std::vector<int32_t>();
+  const std::vector<int32_t>& ends = group_ends;
   const int64_t total = p.m * p.n * (grouped ? 1 : p.batch);
   s.n = static_cast<int>(std::min<int64_t>(kCheckSamples, total));
   std::vector<int> host(3 * static_cast<std::size_t>(s.n));
@@ -290,8 +290,10 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   // the check and every single run use, and for a sparse class more draws, over which each timed run is averaged.
   std::deque<DeviceMem> scratch_ends;  // (DeviceMem does not move: a deque keeps its elements in place)
   std::vector<const int32_t*> routing_ends;
+  const std::vector<std::vector<int32_t>> routings =
+      p.op == Op::grouped_mm ? tuning_group_routings(p.m, p.batch) : std::vector<std::vector<int32_t>>();
   if (p.op == Op::grouped_mm) {
-    for (const std::vector<int32_t>& ends : tuning_group_routings(p.m, p.batch)) {
+    for (const std::vector<int32_t>& ends : routings) {
       DeviceMem& d = scratch_ends.emplace_back(ends.size() * sizeof(int32_t));
       if (!ends.empty())
         runtime::check_cuda(cudaMemcpyAsync(d.ptr, ends.data(), ends.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
@@ -337,9 +339,18 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     runtime::check_cuda(cudaMemsetAsync(flush, static_cast<int>(flush_value), flush_bytes, stream),
                         "cudaMemsetAsync(L2 flush)");
   };
-  const Samples samples = make_samples(sp, stream);
+  const Samples samples = make_samples(sp, stream, routings.empty() ? std::vector<int32_t>() : routings.front());
   result.floor_error = samples.floor_error;
   result.error_bound = accuracy_bound(p, samples.floor_error, o.allow_reduced_precision_reduction, samples.n);
+  result.routings = std::max<int>(1, static_cast<int>(routing_ends.size()));
+  // A class timed over several routings is checked on each of them too (each tile count its own schedule): the
+  // reference samples of the other draws, each with its own floor and bound.
+  std::vector<Samples> more_samples;
+  for (std::size_t r = 1; r < routing_ends.size(); ++r) {
+    sp.group_ends = routing_ends[r];
+    more_samples.push_back(make_samples(sp, stream, routings[r]));
+  }
+  sp.group_ends = routing_ends.empty() ? sp.group_ends : routing_ends.front();
   struct Event {  // destroyed on every path out, errors included
     cudaEvent_t e = nullptr;
     Event() { runtime::check_cuda(cudaEventCreate(&e), "cudaEventCreate"); }
@@ -403,16 +414,38 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
       continue;
     }
     try {
-      runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
-      launch_choice(*c, sp, stream, o, workspace.ptr, modules);
-      runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
-      const double err = sampled_error(sp, samples, stream);
-      result.errors.push_back({c->name(), err});
-      if (!(err <= result.error_bound)) {
-        fmt::print(stderr,
-                   "tmagemm autotune: dropped {} ({}: sampled relative error {:.3g}, floor {:.3g}, bound {:.3g})\n",
-                   c->name(), std::isfinite(err) ? "less accurate than the accuracy floor" : "non-finite output",
-                   err, samples.floor_error, result.error_bound);
+      // The representative routing first, then the class's other draws (grouped_mm, a sparse class); the first
+      // routing that fails drops the candidate. p.group_ends points at the representative routing on every path out.
+      bool passed = true;
+      for (std::size_t r = 0; r < std::max<std::size_t>(1, routing_ends.size()) && passed; ++r) {
+        const Samples& sr = r == 0 ? samples : more_samples[r - 1];
+        const double bound =
+            r == 0 ? result.error_bound
+                   : accuracy_bound(p, sr.floor_error, o.allow_reduced_precision_reduction, sr.n);
+        if (!routing_ends.empty()) sp.group_ends = routing_ends[r];
+        double err = INFINITY;
+        try {
+          runtime::check_cuda(cudaMemsetAsync(scratch.ptr, 0xff, bytes + 256, stream), "cudaMemsetAsync(scratch)");
+          launch_choice(*c, sp, stream, o, workspace.ptr, modules);
+          runtime::check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(check)");
+          err = sampled_error(sp, sr, stream);
+        } catch (...) {
+          if (!routing_ends.empty()) sp.group_ends = routing_ends.front();
+          throw;
+        }
+        if (!routing_ends.empty()) sp.group_ends = routing_ends.front();
+        if (r == 0) result.errors.push_back({c->name(), err});
+        else result.errors.back().second = std::max(result.errors.back().second, err / bound * result.error_bound);
+        if (!(err <= bound)) {
+          fmt::print(stderr,
+                     "tmagemm autotune: dropped {} ({}: sampled relative error {:.3g}, floor {:.3g}, bound {:.3g}{})\n",
+                     c->name(), std::isfinite(err) ? "less accurate than the accuracy floor" : "non-finite output",
+                     err, sr.floor_error, bound,
+                     r == 0 ? "" : fmt::format(", on the class's routing {} of {}", r + 1, routing_ends.size()));
+          passed = false;
+        }
+      }
+      if (!passed) {
         rejected = true;
         continue;
       }
@@ -501,7 +534,11 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   //    best interleaved time scaled by their sustained times (the fastest sustained gets the best time), so that
   //    what follows (the tie rule, a bucket's other Ms, the record) sees one scale, ordered by the sustained final.
   std::vector<double> sustained(measured.size(), 0);
-  if (o.sustained_tuning && run.sustained_final && sustained_eligible(p, dev.l2_bytes) && !measured.empty()) {
+  // (It times the representative routing alone, so a class timed over several routings, whose scores are means over
+  // them, never takes it; none does today: a sparse class reads at most 2 M / (G x itemsize(B)) <= 32 FLOP a byte,
+  // memory-bound, which sustained_eligible refuses.)
+  if (o.sustained_tuning && run.sustained_final && sustained_eligible(p, dev.l2_bytes) && !measured.empty() &&
+      routing_ends.size() <= 1) {
     const double best = score(measured.front());
     std::size_t n = 0;
     while (n < measured.size() && n < kSustainedFinalists && score(measured[n]) <= (1.0 + kSustainedSpread) * best) ++n;
@@ -632,7 +669,9 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
                                        : fmt::format("  <- picked (near-ties, within {:.1f} %, go to {}'s ranking)",
                                                      100 * t.margin, t.winner->library()));
   }
-  s += fmt::format("benchmarked {} of {} choices in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,
+  s += fmt::format("benchmarked {} of {} choices{} in {:.2f} s (precompile {:.2f} s)\n", t.benchmarked, candidates,
+                   t.routings > 1 ? fmt::format(", each checked and timed on {} routings of the class", t.routings)
+                                  : std::string(),
                    t.total_s, t.precompile_s);
   fmt::print(stderr, "{}", s);
 }

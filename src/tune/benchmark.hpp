@@ -22,8 +22,11 @@ struct Tuned {  // the outcome of one benchmark
   choices::ChoicePtr winner;
   std::vector<Timing> timings;  // fastest first
   // The accuracy check: the floor's relative error, the bound a choice had to meet, and each checked choice's error.
+  // (A class timed over several routings: a choice's error is its largest over them, scaled to the representative
+  // routing's bound, error / bound_r x error_bound.)
   double floor_error = 0, error_bound = 0;
   std::vector<std::pair<std::string, double>> errors;
+  int routings = 1;  // grouped_mm: the routings each candidate was checked and timed on (tuning_group_routings)
   double precompile_s = 0, total_s = 0;
   double margin = 0;  // the near-tie margin the winner was picked with (tie_margin)
   bool bucket_pick = false;  // the winner is a shape bucket's pick across its Ms, not this M's (tuner.cpp)

@@ -167,6 +167,7 @@ std::vector<std::vector<uint8_t>> outputs_of_runs(Matrix& out, int runs, Call ca
   std::vector<std::vector<uint8_t>> outputs;
   for (int r = 0; r < runs; ++r) {
     out.upload();
+    cuda_ok(cudaDeviceSynchronize(), "poison");  // a call on a non-blocking stream must not overtake the upload
     call();
     cuda_ok(cudaDeviceSynchronize(), "run");
     outputs.push_back(out.device_bytes());

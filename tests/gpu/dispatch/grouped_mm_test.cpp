@@ -18,6 +18,7 @@
 #include "choices/persistent_tma.hpp"
 #include "cpu/test_support.hpp"
 #include "gpu/gpu_util.hpp"
+#include "tune/benchmark.hpp"
 #include "tune/model.hpp"
 #include "tune/tuner.hpp"
 
@@ -234,6 +235,33 @@ TEST_F(GroupedMm, TunedOnceForTheShapeClass) {
 // runs it without tuning again.
 TEST_F(GroupedMm, SparseClassTunedOverSeveralRoutings) {
   tuned_once_for_the_class(Grouped{64, 64, 512, 1024}, Grouped{64, 64, 512, 1024}, "persistent_tma", rng);
+}
+
+// The tuner's benchmark of a sparse class checks and times every candidate on each of the class's routings (three
+// draws of the tuning router for 64 tokens over 64 experts), and a dense class on its representative routing alone;
+// every candidate it kept meets the accuracy bound on each.
+TEST_F(GroupedMm, SparseClassCheckedAndTimedOnEveryRouting) {
+  struct Case {
+    Grouped shape;
+    int routings;
+  };
+  for (const Case& k : {Case{Grouped{64, 64, 512, 1024}, 3}, Case{Grouped{8, 4096, 512, 512}, 1}}) {
+    SCOPED_TRACE(::testing::Message() << k.shape.groups << " x " << k.shape.total_m);
+    Buffers x = make_buffers(k.shape, rng);
+    upload_ends(x, random_ends(k.shape.groups, k.shape.total_m, rng));
+    const GemmProblem p = make_grouped_mm_problem(x.a.view(), x.b.view(), x.vo, x.out.view());
+    ASSERT_EQ(tuning_group_routings(p.m, p.batch).size(), static_cast<std::size_t>(k.routings));
+    const Options o = backend_only("persistent_tma", Tuning::benchmark);
+    std::vector<choices::ChoicePtr> usable;
+    for (const auto& c : tune::enumerate(p, o))
+      if (c.reason.empty()) usable.push_back(c.choice);
+    ASSERT_FALSE(usable.empty());
+    const tune::Tuned t = tune::benchmark(p, o, usable);
+    EXPECT_EQ(t.routings, k.routings);
+    ASSERT_TRUE(t.winner);
+    EXPECT_EQ(t.errors.size(), usable.size());  // every candidate checked (none failed to compile or run)
+    for (const auto& [name, err] : t.errors) EXPECT_LE(err, t.error_bound) << name;
+  }
 }
 
 TEST_F(GroupedMm, AModelFilesExpertsTuneOfflineAndPreload) {
