@@ -42,7 +42,7 @@ static void show(const char* label, const GemmProblem& p) {
     if (c.reason.empty()) {
       ++kept;
       const double ratio = choices::persistent_tma_score(p, *cfg, test_support::fake_h200(), 0) / best;
-      const bool second = ratio < choices::kPrescreenRatio;
+      const bool second = ratio < choices::kPrescreenRatio || (cfg->stream_k && ratio <= 1.0);
       rescued += second;
       std::printf("   kept   %-52s roofline %8.1f us  compute model %.2fx%s\n", c.choice->name().c_str(), roof,
                   1.0 / ratio, second ? "  (second chance)" : "");

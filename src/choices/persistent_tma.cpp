@@ -696,6 +696,24 @@ namespace {
 // True when the rows of the operand's TMA boxes start off 32-byte (sector) boundaries.
 bool sector_misaligned_rows(const Operand& o) { return row_alignment_bytes(o) < 32; }
 
+// TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
+// 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Model: the loads fall behind
+// the MMAs once the rows a CTA requests per unit of MMA work exceed 4/3 of an aligned 128x256 tile's
+// (384 rows per 128x256); a misaligned row counts twice, and a cluster CTA requests only its share of A and B.
+// Measured with both operands off 32 bytes (3000x5000x1000): 128x256 0.77, 128x256 in 2-CTA clusters 0.94,
+// 256x128 clustered 0.86 — the order this model predicts. The factor (<= 1) scales a config's throughput, relative to
+// the same config on aligned rows: the weights already hold what small tiles cost there.
+double misaligned_load_factor(const GemmProblem& p, const TmaConfig& c) {
+  const int cm = c.cluster_m, cn = c.cluster_n;
+  const auto load_factor = [&](double a_rows, double b_rows) {
+    const double per_work = (a_rows / cn + b_rows / cm) / (double(c.bm) * c.bn);
+    return std::min(1.0, (4.0 / 3.0) * (384.0 / (128.0 * 256.0)) / per_work);
+  };
+  const double a_cost = c.bm * (sector_misaligned_rows(p.a) ? 2.0 : 1.0);
+  const double b_cost = c.bn * (sector_misaligned_rows(p.b) ? 2.0 : 1.0);
+  return load_factor(a_cost, b_cost) / load_factor(c.bm, c.bn);
+}
+
 // The cluster tiles a launch walks: M blocks x N blocks x batch; grouped_mm: each group's M blocks of the
 // representative routing (tuning_group_ends) times the N blocks, one matrix of output rows.
 double cluster_tiles(const GemmProblem& p, const TmaConfig& c) {
@@ -753,20 +771,7 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
   }
   const double useful = double(p.m) * double(p.n) * (grouped ? 1.0 : double(p.batch));
   double score = useful * c.weight / (waves * sms * c.bm * c.bn);
-  // TMA box rows that start off a 32-byte boundary cost ~4x the L2 requests of aligned ones (ncu on H200; rows
-  // 32-byte but not 128-byte aligned run at 0.97 against 0.995, docs/perf-notes.md). Model: the loads fall behind
-  // the MMAs once the rows a CTA requests per unit of MMA work exceed 4/3 of an aligned 128x256 tile's
-  // (384 rows per 128x256); a misaligned row counts twice, and a cluster CTA requests only its share of A and B.
-  // Measured with both operands off 32 bytes (3000x5000x1000): 128x256 0.77, 128x256 in 2-CTA clusters 0.94,
-  // 256x128 clustered 0.86 — the order this model predicts.
-  const auto load_factor = [&](double a_rows, double b_rows) {
-    const double per_work = (a_rows / cn + b_rows / cm) / (double(c.bm) * c.bn);
-    return std::min(1.0, (4.0 / 3.0) * (384.0 / (128.0 * 256.0)) / per_work);
-  };
-  const double a_cost = c.bm * (sector_misaligned_rows(p.a) ? 2.0 : 1.0);
-  const double b_cost = c.bn * (sector_misaligned_rows(p.b) ? 2.0 : 1.0);
-  // Relative to the same config on aligned rows: the weights already hold what small tiles cost there.
-  score *= load_factor(a_cost, b_cost) / load_factor(c.bm, c.bn);
+  score *= misaligned_load_factor(p, c);
   return score;
 }
 
@@ -776,13 +781,11 @@ double persistent_tma_roofline_s(const GemmProblem& p, const TmaConfig& c, const
   const double workers = std::max(1, sms / (c.cluster_m * c.cluster_n));
   const double tiles = std::max(1.0, cluster_tiles(p, c));
   const double full = std::floor(tiles / workers), rest = tiles - full * workers;
-  // Compute: a round's share of the score's prediction in seconds (score = useful area x weight / (rounds x SMs x
-  // tile area), a weight of 1 running kGemmFlopsPerS of 16-bit GEMM on the whole card; fp8 twice that): one tile's
-  // time, however few CTAs the round holds.
-  const double useful = double(p.m) * double(p.n) * (p.op == Op::grouped_mm ? 1.0 : double(p.batch));
+  // Compute: one CTA tile at the config's weight of kGemmFlopsPerS / SMs (fp8 twice that), slowed by misaligned rows
+  // as the score is: a round's time, however few CTAs the round holds.
   const double rate = kGemmFlopsPerS * (c.in_bytes == 1 ? 2.0 : 1.0);
-  const double round_compute_s =
-      2.0 * double(p.k) * useful / (rate * persistent_tma_score(p, c, d, sm_carveout)) / (full + (rest > 0));
+  const double tile_compute_s =
+      2.0 * c.bm * c.bn * double(p.k) / (c.weight * misaligned_load_factor(p, c) * rate / sms);
   // Bytes: the problem's compulsory bytes (traffic; grouped_mm: B of the groups the representative routing reaches),
   // each tile its share of them, a round's streamed at kStreamBytesPerS.
   double bytes = traffic(p).bytes;
@@ -797,8 +800,17 @@ double persistent_tma_roofline_s(const GemmProblem& p, const TmaConfig& c, const
   const double tile_bytes_s = bytes / tiles / kStreamBytesPerS;
   // Each round takes the longer of the two: a full round of a memory-bound problem its bytes, a short last round
   // its tiles' compute.
-  return full * std::max(round_compute_s, workers * tile_bytes_s) +
-         (rest > 0 ? std::max(round_compute_s, rest * tile_bytes_s) : 0.0);
+  const double full_s = full * std::max(tile_compute_s, workers * tile_bytes_s);
+  if (rest == 0) return full_s;
+  if (!c.stream_k) return full_s + std::max(tile_compute_s, rest * tile_bytes_s);
+  // Stream-K shares the partial round's tiles out by K blocks over every cluster (stream_k_layout): each computes
+  // its share of K blocks while the round's bytes stream at the card's rate, then the split tiles' fp32 partial sums
+  // are written and read again (the score's count of units, at ~3 TB/s).
+  const int64_t k_blocks = std::max<int64_t>(1, (p.k + c.bk - 1) / c.bk);
+  const double per = std::ceil(rest * double(k_blocks) / workers);
+  const double units = rest * double(k_blocks) / std::max(1.0, per) + rest;
+  const double partials_s = units * c.bm * c.bn * c.cluster_m * c.cluster_n * 4.0 * 2.0 / 3.0e12;
+  return full_s + std::max(tile_compute_s * per / double(k_blocks), rest * tile_bytes_s) + partials_s;
 }
 
 const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {
@@ -886,7 +898,10 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // whichever takes longer) is within the same ratio of the best whole-tile config's. There a tile's measured
   // compute throughput says little about its time: on 64 experts x 512 decode tokens x 2048 x 7168 the model set
   // aside every tile but 64x256 (64x128 predicted at 1.40x its time) where both stream the same 1.8 GB of weights,
-  // in 4 and 8 rounds of 132 tiles of 256 and 128 columns (docs/perf-notes.md, fortieth session).
+  // in 4 and 8 rounds of 132 tiles of 256 and 128 columns (docs/perf-notes.md, fortieth session). A stream-K
+  // config is also timed there where its roofline is ahead of the best whole-tile one's: a memory-bound problem's
+  // short last round runs at one tile's compute, which stream-K shares out over every SM while the round's bytes
+  // stream at the card's rate (64 experts x 64 tokens x 2048 x 7168: 280 tiles of 64x256, a last round of 16).
   const bool streams = memory_bound(p);
   double best_score = 0, best_roofline = 0;
   bool whole_tiles = false, roofline_set = false;
@@ -909,7 +924,9 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   for (auto& c : out)
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
-      if ((cfg->stream_k || cfg->split_k > 1) && whole_tiles && s <= best_score)
+      if ((cfg->stream_k || cfg->split_k > 1) && whole_tiles && s <= best_score &&
+          !(cfg->stream_k && streams && roofline_set &&
+            persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout) < best_roofline))
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config ({} is timed "
                                "only where predicted ahead)",
                                best_score / std::max(s, 1e-12), cfg->stream_k ? "stream-K" : "cluster split-K");

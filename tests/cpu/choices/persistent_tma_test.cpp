@@ -386,6 +386,19 @@ TEST(PersistentTmaHost, RooflineIsTheLongerOfComputeAndStreamedBytes) {
   const double short_tile_s = 2.0 * 128 * 256 * 4096 / (big.weight * kGemmFlopsPerS / 132);
   EXPECT_GT(short_tile_s, bytes(1, 4096, 4096) / kStreamBytesPerS);
   EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 4096, false), big, d, 0), short_tile_s, 1e-3 * short_tile_s);
+  // Stream-K: 1 x 4096 x 14336 on 128x128 is 32 tiles, one short round, which stream-K shares out over the 132 SMs
+  // (55 of the 224 K blocks each) while the 117 MB stream at the card's rate; then the split tiles' fp32 partial sums
+  // (32 x 224 / 55 + 32 units of 128 x 128, written and read at 3 TB/s).
+  const TmaConfig& sk = config("persistent_tma_128x128x64_s6_c2_g8_tmastore_sk");
+  const double sk_tile_s = 2.0 * 128 * 128 * 14336 / (sk.weight * kGemmFlopsPerS / 132);
+  const double sk_share_s = std::max(sk_tile_s * 55 / 224, bytes(1, 4096, 14336) / kStreamBytesPerS);
+  const double sk_partials_s = (32.0 * 224 / 55 + 32) * 128 * 128 * 8 / 3e12;
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 14336, false), sk, d, 0), sk_share_s + sk_partials_s,
+              1e-6 * sk_share_s);
+  // ... where the same tile whole computes for all of K.
+  const TmaConfig& whole = config("persistent_tma_128x128x64_s6_c2_g8_tmastore");
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 14336, false), whole, d, 0),
+              2.0 * 128 * 128 * 14336 / (whole.weight * kGemmFlopsPerS / 132), 1e-6 * sk_tile_s);
   // grouped_mm (64 experts, 64 decode tokens, 2048 x 7168): B of the experts the representative routing reaches
   // only (fewer than the 64), 16 tiles of 64x128 each: full rounds that stream their share, and a last short one.
   GemmProblem g = problem(64, 2048, 7168, false);

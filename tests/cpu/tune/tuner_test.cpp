@@ -466,6 +466,13 @@ TEST_F(Tuner, PrescreenKeepsTilesTheBytesRooflineRanksLevelOnMemoryBoundProblems
   EXPECT_NE(reason_of(decode, "persistent_tma_256x128x64_s4_c2_g8_tmastore").find("by compute or by the bytes roofline"),
             std::string::npos)
       << reason_of(decode, "persistent_tma_256x128x64_s4_c2_g8_tmastore");
+  // A stream-K config is timed where its roofline is ahead of every whole-tile config's: 64 x 4096 x 14336 is 32
+  // tiles of 128x128, one short round that stream-K shares out over every SM while the weights stream.
+  const std::string sk = "persistent_tma_128x128x64_s6_c2_g8_tmastore_sk";
+  ASSERT_TRUE(memory_bound(problem(64, 4096, 14336)));
+  EXPECT_EQ(reason_of(problem(64, 4096, 14336), sk), "");
+  EXPECT_NE(reason_of(problem(4096, 4096, 4096), sk).find("stream-K is timed only where predicted ahead"),
+            std::string::npos);
   // Compute-bound problems keep the compute model alone: 64x128 on 4096^3 stays set aside.
   ASSERT_FALSE(memory_bound(problem(4096, 4096, 4096)));
   EXPECT_EQ(reason_of(problem(4096, 4096, 4096), "persistent_tma_64x128x64_s8_c1_g8_tmastore"),
