@@ -797,20 +797,34 @@ double persistent_tma_roofline_s(const GemmProblem& p, const TmaConfig& c, const
     }
     bytes -= double(empty) * double(p.k) * double(p.n) * double(itemsize(p.b.dtype));
   }
-  const double tile_bytes_s = bytes / tiles / kStreamBytesPerS;
+  const double tile_bytes = bytes / tiles;
+  // A round of r clusters streams at the card's rate at most, and at r x (bytes each keeps in flight) / (the loads'
+  // latency) where that is less: the stage ring holds `stages` K blocks of the tile, each bk / K of its bytes; the
+  // latency grows with the share of the SMs streaming (kLoadLatencyIdleS .. kLoadLatencyS).
+  // (Memory-bound problems only: there the ring's loads come from DRAM. A compute-bound problem's operands mostly hit
+  // L2, at a fraction of that latency, and its compulsory bytes say nothing of what a stage waits for.)
+  const bool streamed = memory_bound(p);
+  const double in_flight = c.stages * std::min(1.0, double(c.bk) / double(std::max<int64_t>(1, p.k))) * tile_bytes;
+  const auto stream_s = [&](double round_bytes, double clusters) {
+    if (!streamed) return round_bytes / kStreamBytesPerS;
+    const double busy = std::min(1.0, clusters * c.cluster_m * c.cluster_n / sms);
+    const double latency = kLoadLatencyIdleS + (kLoadLatencyS - kLoadLatencyIdleS) * busy;
+    return round_bytes / std::min(kStreamBytesPerS, clusters * in_flight / latency);
+  };
   // Each round takes the longer of the two: a full round of a memory-bound problem its bytes, a short last round
-  // its tiles' compute.
-  const double full_s = full * std::max(tile_compute_s, workers * tile_bytes_s);
+  // its tiles' compute (or its few CTAs' stream).
+  const double full_s = full * std::max(tile_compute_s, stream_s(workers * tile_bytes, workers));
   if (rest == 0) return full_s;
-  if (!c.stream_k) return full_s + std::max(tile_compute_s, rest * tile_bytes_s);
+  if (!c.stream_k) return full_s + std::max(tile_compute_s, stream_s(rest * tile_bytes, rest));
   // Stream-K shares the partial round's tiles out by K blocks over every cluster (stream_k_layout): each computes
-  // its share of K blocks while the round's bytes stream at the card's rate, then the split tiles' fp32 partial sums
+  // its share of K blocks while the round's bytes stream on every cluster, then the split tiles' fp32 partial sums
   // are written and read again (the score's count of units, at ~3 TB/s).
   const int64_t k_blocks = std::max<int64_t>(1, (p.k + c.bk - 1) / c.bk);
   const double per = std::ceil(rest * double(k_blocks) / workers);
   const double units = rest * double(k_blocks) / std::max(1.0, per) + rest;
   const double partials_s = units * c.bm * c.bn * c.cluster_m * c.cluster_n * 4.0 * 2.0 / 3.0e12;
-  return full_s + std::max(tile_compute_s * per / double(k_blocks), rest * tile_bytes_s) + partials_s;
+  return full_s + std::max(tile_compute_s * per / double(k_blocks), stream_s(rest * tile_bytes, workers)) +
+         partials_s;
 }
 
 const TmaConfig* persistent_tma_pick(const GemmProblem& p, const runtime::DeviceInfo& d, int sm_carveout) {

@@ -142,9 +142,20 @@ inline constexpr double kPrescreenRatio = 0.75;
 // decode rows: 4.0-4.3 TB/s measured).
 inline constexpr double kGemmFlopsPerS = 700e12;
 inline constexpr double kStreamBytesPerS = 4.2e12;
-// The roofline of a whole-tile config, in seconds: over its rounds of one tile a cluster, each round the longer of
-// one tile's compute (persistent_tma_score's prediction, in seconds) and the round's share of the problem's
-// compulsory bytes (traffic) streamed at kStreamBytesPerS. The prescreen's second chance on memory-bound problems
+// What a stream's loads take, from issue to data in shared memory, with every SM streaming (kLoadLatencyS) and with
+// few (kLoadLatencyIdleS); a round of clusters keeps at most (bytes in flight) / latency streaming, the latency taken
+// linear in the share of the SMs streaming between the two. H200, a two-point fit of the sessions' measurements (Little's
+// law), not a measured latency: the 64-token MoE decode row (64 x 64 x 2048 x 7168, 35 experts reached, 280 tiles of
+// 64x256) ran 128x192 s4 and 128x128 s6, ~96 KB of B in flight a CTA, at 3.07 and 2.84 TB/s (0.335 / 0.363 ms: 4.1
+// and 4.6 us), where 64x256 s5 and 64x128 s8 (164 and 131 KB) took 0.270 ms, so that 64x256's last round of 16 tiles
+// (59 MB) took at most ~40 us beyond two rounds at 4.2 TB/s: <= ~1.75 us with 16 CTAs streaming (docs/perf-notes.md,
+// fortieth session).
+inline constexpr double kLoadLatencyS = 4e-6;
+inline constexpr double kLoadLatencyIdleS = 1.5e-6;
+// The roofline of a whole-tile or stream-K config, in seconds: over its rounds of one tile a cluster, each round the
+// longer of one tile's compute (the score's tile throughput, in seconds) and the round's share of the problem's
+// compulsory bytes (traffic) streamed at kStreamBytesPerS, or slower where the round's clusters keep too few bytes in
+// flight (kLoadLatencyS); stream-K's short round shared out over every cluster, plus its partial sums. The prescreen's second chance on memory-bound problems
 // (prune, persistent_tma.cpp): there a tile's compute throughput (its weight) says little about its time.
 double persistent_tma_roofline_s(const GemmProblem& problem, const TmaConfig& config, const runtime::DeviceInfo& device,
                                  int sm_carveout);

@@ -369,29 +369,42 @@ TEST(PersistentTmaHost, RooflineIsTheLongerOfComputeAndStreamedBytes) {
   const TmaConfig& big = config("persistent_tma_128x256x64_s4_c2_g8_tmastore");
   const TmaConfig& small = config("persistent_tma_64x128x64_s8_c1_g8_tmastore");
   // 4096^3 is compute-bound: 512 tiles of 128x256 are four rounds on 132 SMs, each tile 2 x 128 x 256 x 4096 FLOP
-  // at the tile's weight of kGemmFlopsPerS / 132.
+  // at the tile's weight of kGemmFlopsPerS / 132 (its operands hit L2: no latency bound).
   const double tile_s = 2.0 * 128 * 256 * 4096 / (big.weight * kGemmFlopsPerS / 132);
   EXPECT_NEAR(persistent_tma_roofline_s(problem(4096, 4096, 4096, false), big, d, 0), 4 * tile_s, 1e-3 * tile_s);
-  // 1 x 28672 x 8192 streams B: 224 tiles of 64x128, a full round of 132 that streams its share for longer than a
-  // tile computes, and a round of 92 whose share streams faster than a tile computes (a weight of 0.5).
+  // A memory-bound round streams at the card's rate, or at its clusters' bytes in flight over the loads' latency
+  // where that is less (the ring holds `stages` K blocks, each bk / K of a tile's bytes; the latency from
+  // kLoadLatencyIdleS to kLoadLatencyS as the share of SMs streaming grows).
+  const auto stream_s = [](double round_bytes, double ctas, double in_flight) {
+    const double latency = kLoadLatencyIdleS + (kLoadLatencyS - kLoadLatencyIdleS) * std::min(1.0, ctas / 132);
+    return round_bytes / std::min(kStreamBytesPerS, ctas * in_flight / latency);
+  };
   const auto bytes = [](int64_t m, int64_t n, int64_t k) { return 2.0 * (m * k + k * n + m * n); };
+  // 1 x 28672 x 8192 streams B: 224 tiles of 64x128 (8 stages of 64 of the 8192 K: 131 KB in flight a CTA), a full
+  // round of 132 at the card's rate (132 x 131 KB over 4 us is more), then a round of 92: the longer of a tile's
+  // compute (a weight of 0.5) and its share streamed at 92 x 131 KB over 3.2 us.
   const double small_tile_s = 2.0 * 64 * 128 * 8192 / (small.weight * kGemmFlopsPerS / 132);
-  const double round_bytes_s = bytes(1, 28672, 8192) * 132 / 224 / kStreamBytesPerS;
+  const double tile_bytes = bytes(1, 28672, 8192) / 224, small_in_flight = 8 * 64.0 / 8192 * tile_bytes;
+  const double round_bytes_s = 132 * tile_bytes / kStreamBytesPerS;
+  ASSERT_GT(132 * small_in_flight / kLoadLatencyS, kStreamBytesPerS);  // the card's rate binds the full round
   ASSERT_GT(round_bytes_s, small_tile_s);
-  ASSERT_LT(round_bytes_s * 92 / 132, small_tile_s);
-  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 28672, 8192, false), small, d, 0), round_bytes_s + small_tile_s,
+  EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 28672, 8192, false), small, d, 0),
+              round_bytes_s + std::max(small_tile_s, stream_s(92 * tile_bytes, 92, small_in_flight)),
               1e-6 * round_bytes_s);
   // 1 x 4096 x 4096 on 128x256: one round of 16 tiles, which takes one tile's compute (its 128 rows, one of them
-  // real), longer than streaming the 32 MB.
+  // real), longer than the 32 MB take to stream on 16 CTAs.
   const double short_tile_s = 2.0 * 128 * 256 * 4096 / (big.weight * kGemmFlopsPerS / 132);
-  EXPECT_GT(short_tile_s, bytes(1, 4096, 4096) / kStreamBytesPerS);
+  const double short_in_flight = 4 * 64.0 / 4096 * bytes(1, 4096, 4096) / 16;
+  ASSERT_GT(short_tile_s, stream_s(bytes(1, 4096, 4096), 16, short_in_flight));
   EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 4096, false), big, d, 0), short_tile_s, 1e-3 * short_tile_s);
   // Stream-K: 1 x 4096 x 14336 on 128x128 is 32 tiles, one short round, which stream-K shares out over the 132 SMs
-  // (55 of the 224 K blocks each) while the 117 MB stream at the card's rate; then the split tiles' fp32 partial sums
-  // (32 x 224 / 55 + 32 units of 128 x 128, written and read at 3 TB/s).
+  // (55 of the 224 K blocks each) while the 117 MB stream on all of them (98 KB in flight each: under the card's
+  // rate); then the split tiles' fp32 partial sums (32 x 224 / 55 + 32 units of 128 x 128, written and read at 3 TB/s).
   const TmaConfig& sk = config("persistent_tma_128x128x64_s6_c2_g8_tmastore_sk");
   const double sk_tile_s = 2.0 * 128 * 128 * 14336 / (sk.weight * kGemmFlopsPerS / 132);
-  const double sk_share_s = std::max(sk_tile_s * 55 / 224, bytes(1, 4096, 14336) / kStreamBytesPerS);
+  const double sk_in_flight = 6 * 64.0 / 14336 * bytes(1, 4096, 14336) / 32;
+  ASSERT_LT(132 * sk_in_flight / kLoadLatencyS, kStreamBytesPerS);
+  const double sk_share_s = std::max(sk_tile_s * 55 / 224, stream_s(bytes(1, 4096, 14336), 132, sk_in_flight));
   const double sk_partials_s = (32.0 * 224 / 55 + 32) * 128 * 128 * 8 / 3e12;
   EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 14336, false), sk, d, 0), sk_share_s + sk_partials_s,
               1e-6 * sk_share_s);
@@ -414,10 +427,12 @@ TEST(PersistentTmaHost, RooflineIsTheLongerOfComputeAndStreamedBytes) {
   const double g_bytes = 2.0 * (64.0 * 7168 + reached * 7168.0 * 2048 + 64.0 * 2048);
   const double g_tiles = 16.0 * reached, g_full = std::floor(g_tiles / 132), g_rest = g_tiles - 132 * g_full;
   const double g_tile_s = 2.0 * 64 * 128 * 7168 / (small.weight * kGemmFlopsPerS / 132);
-  const double g_round_s = g_bytes * 132 / g_tiles / kStreamBytesPerS;
+  const double g_in_flight = 8 * 64.0 / 7168 * g_bytes / g_tiles;
+  const double g_round_s = stream_s(g_bytes * 132 / g_tiles, 132, g_in_flight);
   ASSERT_GT(g_round_s, g_tile_s);
   EXPECT_NEAR(persistent_tma_roofline_s(g, small, d, 0),
-              g_full * g_round_s + std::max(g_tile_s, g_round_s * g_rest / 132), 1e-6 * g_round_s);
+              g_full * g_round_s + std::max(g_tile_s, stream_s(g_bytes * g_rest / g_tiles, g_rest, g_in_flight)),
+              1e-6 * g_round_s);
 }
 
 }  // namespace
