@@ -10,10 +10,13 @@
 //   rr bnN bkK sS   : B N-major (K x N, the decode suite's rr): each CTA bn columns of all K (or K / split), a stage
 //                     bk rows x bn columns as bn / 64 boxes of 64 columns (SWIZZLE_128B, the skinny kernel's maps)
 //   rr-wide         : the same tile in boxes of 256 columns x rows (no swizzle): one box a stage, 512-byte rows
-//   rr-evict        : rr with an L2 evict_first cache hint on every box (the persistent kernel's streamed operands)
+//   (every 2-D variant loads with an L2 evict_first hint, as the skinny kernel loads B; rr-nohint: without it)
 //   rc bnN bkK      : B K-major (N x K row-major: nn.Linear's weight): a stage bn rows x bk of K as bk / 64 boxes
 //                     of 64 K elements (128 bytes) x bn rows
-// Each variant's grid is the skinny grid it mirrors (N / bn x split CTAs, one a SM at most by shared memory).
+// Each variant's grid is the skinny grid it mirrors (N / bn x split CTAs, one a SM at most by shared memory; no
+// clusters, where the skinny kernel's splits run in clusters). Grids over 132 CTAs run in waves, the bulk floor in
+// exactly one: a gap to the floor can be a wave tail, not the boxes (compare variants of one grid size first). The
+// 32 MB weight streams in ~8 us, so its rows carry the launch's fixed costs (as `tmagemm bench` does).
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o tile_stream tile_stream.cu
 // Run: ./tile_stream   (stderr names each launch before it runs)
 #include <cuda.h>
@@ -263,28 +266,29 @@ int main() {
                    RR{128, 64, 4, 2}, RR{64, 64, 12, 2}, RR{64, 64, 12, 4}}) {
         if (s.n / v.bn * v.split > 4 * 132) continue;
         const CUtensorMap map = encode(w, s.n, s.k, 64, v.bk, true);
-        const Walk wk{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 0};
+        // evict_first, as the skinny kernel loads B; without the hint too for the 256-column tiles.
+        const Walk wk{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 1};
         char label[64];
         std::snprintf(label, sizeof label, "rr bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
         run_walk(c, label, map, wk, v.stages, s.n / v.bn, bytes, read);
         if (v.bn == 256 && v.split <= 2) {
-          const Walk ev{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 1};
-          std::snprintf(label, sizeof label, "rr-evict bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
-          run_walk(c, label, map, ev, v.stages, s.n / v.bn, bytes, read);
+          const Walk plain{v.bn, 0, 64, 0, 0, v.bk, v.bn / 64, 64 * v.bk * 2, s.k / v.bk, v.split, 0};
+          std::snprintf(label, sizeof label, "rr-nohint bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
+          run_walk(c, label, map, plain, v.stages, s.n / v.bn, bytes, read);
         }
       }
       // rr-wide: one box of 256 columns x rows a stage (no swizzle, 512-byte rows); and 1024-column tiles as four
       // such boxes (2 KB of each row a stage), split to fill the SMs.
       {
         const CUtensorMap map = encode(w, s.n, s.k, 256, 64, false);
-        const Walk wk{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 1, 0};
+        const Walk wk{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 1, 1};
         run_walk(c, "rr-wide bn256 (1 box 256x64) s5", map, wk, 5, s.n / 256, bytes, read);
-        const Walk wk2{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 2, 0};
+        const Walk wk2{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 2, 1};
         run_walk(c, "rr-wide bn256 (1 box 256x64) s5 sp2", map, wk2, 5, s.n / 256, bytes, read);
         const CUtensorMap map16 = encode(w, s.n, s.k, 256, 16, false);
         for (int split : {2, 4, 8}) {
           if (s.n / 1024 * split > 264) continue;
-          const Walk w4{1024, 0, 256, 0, 0, 16, 4, 256 * 16 * 2, s.k / 16, split, 0};
+          const Walk w4{1024, 0, 256, 0, 0, 16, 4, 256 * 16 * 2, s.k / 16, split, 1};
           char label[64];
           std::snprintf(label, sizeof label, "rr-wide bn1024 (4 x 256x16) s6 sp%d", split);
           run_walk(c, label, map16, w4, 6, s.n / 1024, bytes, read);
@@ -298,7 +302,7 @@ int main() {
                    RC{64, 64, 12, 2}}) {
         if (s.n / v.bn * v.split > 4 * 132) continue;
         const CUtensorMap map = encode(w, s.k, s.n, 64, v.bn, true);
-        const Walk wk{0, v.bn, 64, 0, v.bk, 0, v.bk / 64, 64 * v.bn * 2, s.k / v.bk, v.split, 0};
+        const Walk wk{0, v.bn, 64, 0, v.bk, 0, v.bk / 64, 64 * v.bn * 2, s.k / v.bk, v.split, 1};
         char label[64];
         std::snprintf(label, sizeof label, "rc bn%d bk%d s%d split%d", v.bn, v.bk, v.stages, v.split);
         run_walk(c, label, map, wk, v.stages, s.n / v.bn, bytes, read);

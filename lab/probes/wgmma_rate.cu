@@ -28,7 +28,8 @@
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels \
 //     -o .carry/bin/wgmma_rate lab/probes/wgmma_rate.cu
 // Run (the H200): .carry/bin/wgmma_rate [iters]   (default 4096 K blocks a warpgroup)
-//   .carry/bin/wgmma_rate 4096 SECONDS: the sustained mode only (run_sustained: SS against RS at the power cap)
+//   .carry/bin/wgmma_rate ITERS SECONDS: the sustained mode only (run_sustained: SS against RS at the power cap; its
+//   launches are 32768 K blocks each, ITERS is not used)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -339,7 +340,7 @@ void run_sustained(double seconds, int sms, const uint4* src, uint32_t src_chunk
   std::fprintf(stderr, "sustained %s n%d wg%d mb%d B %s\n", RS ? "RS" : "SS", N, WGS, MB, KMajorB ? "kmaj" : "nmaj");
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int threads = 128 * WGS;
-  const int iters = 32768;  // ~10-20 ms a launch
+  const int iters = 32768;  // ~8-20 ms a launch (the command line's iters is not used here)
   const double flop_cta = double(WGS) * MB * iters * kSteps * 64.0 * N * 16 * 2;
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
