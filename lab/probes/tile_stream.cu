@@ -28,34 +28,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
-__global__ void flush_read(const uint4* p, unsigned long long n, unsigned* sink) {
-  unsigned x = 0;
-  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    uint4 v = p[i];
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (x == 0x12345678u) *sink = x;
-}
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void wait_parity(uint64_t* bar, uint32_t parity) {
-  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra W; }" ::"r"(
-                   smem_u32(bar)),
-               "r"(parity)
-               : "memory");
-}
+#include "stream_timing.cuh"
 
 // How a CTA walks its tile: stage kb's box j lands at coordinates
 //   (tile0 * t + j * step0 + kb * kstep0, tile1 * t + j * step1 + kb * kstep1)
@@ -115,63 +88,6 @@ __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int
   const int n = kb1 - kb0;
   for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
   if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
-}
-
-template <int S, int C>
-__global__ void bulk_stream(const unsigned char* src_all, unsigned long long share, unsigned* sink) {
-  extern __shared__ __align__(1024) unsigned char smem[];
-  __shared__ __align__(8) uint64_t full[S];
-  if (threadIdx.x != 0) return;
-  for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])));
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  const unsigned char* src = src_all + blockIdx.x * share;
-  const unsigned long long chunks = share / C;
-  for (unsigned long long i = 0; i < chunks; ++i) {
-    const int s = static_cast<int>(i % S);
-    if (i >= S) wait_parity(&full[s], static_cast<uint32_t>((i / S - 1) & 1));
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(&full[s])), "r"(C)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_u32(smem + s * C)),
-                 "l"(src + i * C), "r"(C), "r"(smem_u32(&full[s]))
-                 : "memory");
-  }
-  for (unsigned long long i = chunks > S ? chunks - S : 0; i < chunks; ++i)
-    wait_parity(&full[i % S], static_cast<uint32_t>((i / S) & 1));
-  if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
-}
-
-struct Ctx {
-  cudaStream_t st;
-  cudaEvent_t a, b;
-  unsigned char* flush;
-  size_t flush_bytes;
-  unsigned* sink;
-  int counter = 0;
-};
-
-void do_flush(Ctx& c, bool read) {
-  if (read)
-    flush_read<<<132 * 8, 512, 0, c.st>>>(reinterpret_cast<const uint4*>(c.flush), c.flush_bytes / 16, c.sink);
-  else
-    CK(cudaMemsetAsync(c.flush, ++c.counter & 0xff, c.flush_bytes, c.st));
-}
-
-template <class F>
-float time_med(Ctx& c, bool read, int reps, F launch) {
-  std::vector<float> t;
-  for (int r = 0; r < reps + 5; ++r) {
-    do_flush(c, read);
-    CK(cudaEventRecord(c.a, c.st));
-    launch();
-    CK(cudaEventRecord(c.b, c.st));
-    CK(cudaEventSynchronize(c.b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, c.a, c.b));
-    if (r >= 5) t.push_back(ms * 1000.f);
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
 }
 
 using EncodeFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
