@@ -73,7 +73,7 @@ struct Ctx {
   int counter = 0;
 };
 
-void do_flush(Ctx& c, bool read) {
+inline void do_flush(Ctx& c, bool read) {
   if (read)
     flush_read<<<132 * 8, 512, 0, c.st>>>(reinterpret_cast<const uint4*>(c.flush), c.flush_bytes / 16, c.sink);
   else
@@ -95,4 +95,26 @@ float time_med(Ctx& c, bool read, int reps, F launch) {
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
+}
+
+// A non-blocking stream, its events, a 256 MiB flush buffer and the read flush's sink.
+inline Ctx make_ctx() {
+  Ctx c;
+  CK(cudaStreamCreateWithFlags(&c.st, cudaStreamNonBlocking));
+  CK(cudaEventCreate(&c.a));
+  CK(cudaEventCreate(&c.b));
+  c.flush_bytes = size_t{256} << 20;
+  CK(cudaMalloc(&c.flush, c.flush_bytes));
+  CK(cudaMemset(c.flush, 0x5a, c.flush_bytes));
+  CK(cudaMalloc(&c.sink, 16));
+  return c;
+}
+
+// The weight a probe streams (its bytes are constant: a stream's rate does not depend on them).
+inline unsigned char* make_weight(size_t bytes) {
+  unsigned char* w = nullptr;
+  CK(cudaMalloc(&w, bytes));
+  CK(cudaMemset(w, 0x11, bytes));
+  CK(cudaDeviceSynchronize());
+  return w;
 }

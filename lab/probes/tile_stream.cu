@@ -145,19 +145,9 @@ void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, 
 }
 
 int main() {
-  Ctx c;
-  CK(cudaStreamCreateWithFlags(&c.st, cudaStreamNonBlocking));
-  CK(cudaEventCreate(&c.a));
-  CK(cudaEventCreate(&c.b));
-  c.flush_bytes = size_t{256} << 20;
-  CK(cudaMalloc(&c.flush, c.flush_bytes));
-  CK(cudaMemset(c.flush, 0x5a, c.flush_bytes));
-  CK(cudaMalloc(&c.sink, 16));
+  Ctx c = make_ctx();
   const size_t max_bytes = size_t{28672} * 8192 * 2;
-  unsigned char* w;
-  CK(cudaMalloc(&w, max_bytes));
-  CK(cudaMemset(w, 0x11, max_bytes));
-  CK(cudaDeviceSynchronize());
+  unsigned char* w = make_weight(max_bytes);
   struct Shape {
     int n, k;
   };
