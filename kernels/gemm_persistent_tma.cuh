@@ -5,9 +5,11 @@
 // TMA loads of A and B tiles into a kStages-deep shared-memory ring guarded by full/empty mbarriers.
 // Warpgroups 1..kConsumers are consumers: each owns BM/kConsumers rows of the tile (or, with kSplitN, all BM rows
 // and BN/kConsumers columns), runs wgmma.mma_async m64nWNk16 from shared memory into fp32 registers, and stores
-// its part (epilogue.cuh, tile_store.cuh). The other parts, each with its contract: scheduler.cuh (tiles and stream-K
-// units), pipeline.cuh (the stage ring), stream_k_fixup.cuh (split tiles' sums), cluster_split_k.cuh (a tile's K halves
-// summed in distributed shared memory), trace.cuh (profiling builds' timeline).
+// its part. The other parts, each with its contract: scheduler.cuh (tiles and stream-K units), pipeline.cuh (the stage
+// ring), stage_fill.cuh (a stage's layout and loads), stage_mma.cuh (a consumer's wgmmas over a stage), epilogue.cuh
+// (the epilogue stage), consumer_store.cuh and tile_store.cuh (a finished tile's stores), stream_k_fixup.cuh (split
+// tiles' sums), cluster_split_k.cuh (a tile's K halves summed in distributed shared memory), trace.cuh (profiling
+// builds' timeline).
 //
 // FP8 (kFp8A / kFp8B: 1 e4m3, 2 e5m2): wgmma m64nWNk32 on K-major tiles of 128-element (128-byte) swizzled rows.
 // kPromote > 0 is two-level accumulation (scaled_mm's use_fast_accum = false): the wgmma accumulators restart every
@@ -45,21 +47,13 @@
 //   reallocation), kTrace, kGrouped, kStreamK, kPingPong, kOutPlain.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
-// kStoreTma: the epilogue goes through a per-consumer staging buffer of kStagingChunks [64][64] blocks and TMA
-// stores (tma_out) instead of direct masked stores (ep); the host picks it only for 16-bit row-major outputs. With
-// kOutPlain (an output TMA cannot address: a row pitch or base off 16 bytes) each staged chunk goes out through plain
-// realigned stores (window.cuh store_block_realigned) instead of the TMA box. The finished tile is packed to 16-bit
-// pairs in registers and stored one 64-column chunk after each of the next tile's first odd K blocks is issued (every
-// block where K is short), so the stores run under the tensor cores' work, not between tiles.
-// With column groups the packed copy does not fit beside the totals: the finished tile goes out through the staging
-// blocks at once, one 64-column chunk after the other (the other consumer's wgmmas run meanwhile).
-//
+// kStoreTma: the epilogue goes through per-consumer staging blocks and TMA stores (tma_out) instead of direct masked
+// stores (ep); the host picks it only for 16-bit row-major outputs, kOutPlain where TMA cannot address the output.
+// When each piece of a finished tile goes out (mostly under the next tile's MMAs) and how: consumer_store.cuh.
 // kGrouped (grouped_mm): tiles come from scheduler.cuh's GroupedTileScheduler (group g's rows of A and out, matrix g of
-// B); a tile never stores rows at or past its group's end: a 64-row fragment that crosses it is copied out of the
-// staging blocks with plain 16-byte stores (store_packed_chunk's rows) instead of a TMA box, which would write the
-// next group's rows. With kStreamK the partial wave of the grouped schedule's tiles (a count read on the device) is
-// shared out by K blocks like mm's; the unit that finishes a tile stores it at once (not deferred), clipped to its
-// group's rows.
+// B); a tile never stores rows at or past its group's end (consumer_store.cuh). With kStreamK the partial wave of the
+// grouped schedule's tiles (a count read on the device) is shared out by K blocks like mm's; the unit that finishes a
+// tile stores it at once (not deferred), clipped to its group's rows.
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>
@@ -72,10 +66,11 @@
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 #include "cluster_split_k.cuh"
+#include "consumer_store.cuh"
 #include "scheduler.cuh"
 #include "stage_fill.cuh"
+#include "stage_mma.cuh"
 #include "stream_k_fixup.cuh"
-#include "tile_store.cuh"
 #include "tma_desc.cuh"
 #include "trace.cuh"
 
@@ -307,57 +302,15 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
     const bool tracer = kTr && cidx == 0 && tid == 0;
     int tiles_done = 0;
-    // With TMA stores a finished tile is packed to 16-bit pairs and stored piece by piece, one piece after each
-    // of the next tile's first K blocks is issued, so that the stores run under the tensor cores' work. A piece
-    // ("unit") is one 64-column chunk of one m64 fragment, or a 224-column fragment's 32-column tail.
-    // (Ping-pong stores under the other consumer's MMAs.) grouped_mm's stream-K kernels store a finished tile at once:
-    // with the packed copy held through the next unit's K loop, the 128x256 ones spilled (132 bytes) around the
-    // plain row copies of fragments that cross a group's end.
-    constexpr bool kDeferred = Cfg::kStoreTma && kGroups == 1 && !kPP && !(Cfg::kGrouped && Cfg::kStreamK);
-    static_assert(kDeferred || !Cfg::kStoreTma || WN % 64 == 0,
-                  "a tile stored at once goes out in whole 64-column chunks (no 32-column tail)");
-    constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
-    constexpr int kUnits = MI * kFragUnits;
-    uint32_t packed[kDeferred ? MI : 1][kDeferred ? WN / 4 : 1];
+    // The finished tiles' stores (consumer_store.cuh): deferred pieces under the next tile's K blocks, or at once.
+    using Stores = ConsumerStores<Cfg, MI, WN, kWholeRows, (kGroups > 1)>;
+    constexpr bool kDeferred = Stores::kDeferred;
+    typename Stores::Packed packed;
     TileCoord pending{};
-    int next_unit = kUnits;  // the pending tile's next piece; kUnits: nothing pending
-    // NOTE: staging blocks are used in turn across tiles (a tile's chunk count may be odd), so that the block a
-    // chunk reuses is always the one written kStagingChunks chunks before: its store's read is what each waits for.
-    int chunk_seq = 0;
-    auto store_unit = [&] {
-      if constexpr (kDeferred) {
-        int plain_slot = -1, plain_row0 = 0, plain_c0 = 0, plain_rows = 0;  // kOutPlain: the chunk staged below
-#pragma unroll
-        for (int u = 0; u < kUnits; ++u) {
-          if (u != next_unit) continue;
-          const int mi = u / kFragUnits, g = u % kFragUnits;
-          const int row0 = pending.m0 + (kWholeRows ? mi : cidx * MI + mi) * 64;
-          const int col0 = pending.n0 + (SN ? cidx * WN : 0);
-          if (row0 >= pending.m_end || col0 >= N) continue;  // a cluster CTA's tile may lie wholly outside the output
-          if (g < kFragChunks) {
-            // grouped_mm: a fragment that holds its group's last rows is copied out of the staging block row by row
-            // (a 64-row box would write the next group's rows).
-            const int rows = Cfg::kGrouped || Cfg::kOutPlain ? min(64, pending.m_end - row0) : 64;
-            store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
-                packed[mi], g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, pending.ab, row0, col0, 1 + cidx,
-                &ep, rows, N);
-            if constexpr (Cfg::kOutPlain) {
-              plain_slot = chunk_seq;
-              plain_row0 = row0;
-              plain_c0 = col0 + 64 * g;
-              plain_rows = rows;
-            }
-            if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
-          } else {  // the last 32 columns (a wave-fitting BN = 224)
-            store_packed<WN, kFragChunks * 8>(ep, packed[mi], pending.ab, row0, col0, pending.m_end, N);
-          }
-        }
-        if constexpr (Cfg::kOutPlain)
-          if (plain_slot >= 0)
-            store_staged_realigned(staging + cidx * kStagingBytes + plain_slot * 8192, ep, pending.ab, plain_row0,
-                                   plain_c0, plain_rows, N);
-        if (++next_unit == kUnits && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
-      }
+    int next_unit = Stores::kUnits, chunk_seq = 0;
+    Stores stores{next_unit, pending, cidx, N, packed, chunk_seq, staging, tma_out, ep};
+    auto store_piece = [&] {
+      if (stores.store_next() && tracer) mark(tiles_done == 1 ? kTrFirstEpiDone : kTrLastEpiDone, clock64());
     };
     // Cluster split-K's exchange with the peer CTA (cluster_split_k.cuh).
     SplitK ks{nullptr, nullptr, 0};
@@ -419,38 +372,21 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           if (tracer && tiles_done == 1 && j == 0) mark(kTrNextFull, clock64());
           // Descriptors of this stage = those of stage 0 plus the stage's offset; each wgmma adds a constant.
           const uint32_t stage_off = static_cast<uint32_t>(pos.stage) * kStageBytes;
-          // The K block's place in its accumulation run: the run's first wgmma overwrites the accumulators.
+          // The K block's place in its accumulation run (two-level fp8).
           const int run_kb = kPromote > 0 ? kb % kPromote : kb;
   #pragma unroll
           for (int g = 0; g < kGroups; ++g) {
-            ptx::wgmma_fence();
-  #pragma unroll
-            for (int k16 = 0; k16 < BK / Op::kStepK; ++k16) {
-              const uint32_t b_off = Cfg::kBKMajor ? Op::kmajor_step(BN, g * PG, k16) : Op::mnmajor_step(BK, 0, k16);
-              const uint64_t db = ptx::smem_desc_add(b_desc0, stage_off + b_off);
-  #pragma unroll
-              for (int mi = 0; mi < MI; ++mi) {
-                const int frag = kWholeRows ? mi : cidx * MI + mi;  // which 64-row block of the tile
-                const uint32_t a_off =
-                    Cfg::kAKMajor ? Op::kmajor_step(BM, frag * 64, k16) : Op::mnmajor_step(BK, frag, k16);
-                const uint64_t da = ptx::smem_desc_add(a_desc0, stage_off + a_off);
-                if constexpr (kFp8)
-                  ptx::Mma8bit<PG, Cfg::kFp8A == 2, Cfg::kFp8B == 2>::run(
-                      acc[mi], da, db, kPromote > 0 ? (run_kb | k16) != 0 : kPeeled ? k16 != 0 : (j | k16) != 0);
-                else
-                  ptx::Mma16<WN, Cfg::kAKMajor ? 0 : 1, Cfg::kBKMajor ? 0 : 1, Cfg::kF16>::run(
-                      acc[mi], da, db, kPeeled ? k16 != 0 : (j | k16) != 0);
-              }
-            }
-            ptx::wgmma_commit();
+            // The first wgmma of an accumulation run (the unit's, or with kPromote > 0 the run's) overwrites.
+            stage_mmas<Cfg, Op, MI, WN, PG, kWholeRows>(acc, a_desc0, b_desc0, stage_off, g, cidx,
+                                                        kPromote > 0 ? run_kb : kPeeled ? 0 : j);
             if (g == 0) {
               if (tracer && tiles_done == 1 && j == 0) mark(kTrNextIssued, clock64());
               // A piece of the previous tile, while this K block's MMAs run; after odd K blocks only where the unit
               // has K blocks for that (a piece takes ~940 cycles of the consumer, a K block ~1,000 of MMAs: a piece
               // after every block let the tensor cores run dry at each tile's start, ~790 cycles a tile).
               if constexpr (kDeferred)
-                if (next_unit < kUnits && (n_kb < 2 * kUnits + 1 || (j & 1) == 1)) {
-                  store_unit();
+                if (next_unit < Stores::kUnits && (n_kb < 2 * Stores::kUnits + 1 || (j & 1) == 1)) {
+                  store_piece();
                   if (tracer && tiles_done == 1 && next_unit == 1) mark(kTrUnit0Stored, clock64());
                 }
               if constexpr (!Cfg::Epi::kIdentity)
@@ -519,7 +455,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       if (tracer) mark(t == first_tile ? kTrFirstMainDone : kTrLastMainDone, clock64());
       ++tiles_done;
       if constexpr (kDeferred)
-        while (next_unit < kUnits) store_unit();  // fewer K blocks than pieces: the rest of the previous tile
+        while (next_unit < Stores::kUnits) store_piece();  // fewer K blocks than pieces: the rest of the previous tile
       if constexpr (CK > 1) {
         // Cluster split-K: consumer rk finishes its rows from its own sums and the peer's; the other consumer sends
         // its sums to the peer (whose consumer of the same index finishes them) and stores nothing. Consumers whose
@@ -554,26 +490,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         // The epilogue stage in registers, then the store (packed for the TMA store, or direct).
         auto finish = [&](float (&d)[WN / 2]) {
           apply_epilogue<WN, typename Cfg::Epi>(ep, d, tc.ab, row0, col0, tc.m_end, N, vecs, mi);
-          if constexpr (kDeferred) {
-            pack_fragment<WN, Cfg::kOut>(d, packed[mi]);
-          } else if constexpr (Cfg::kStoreTma) {
-            if (row0 < tc.m_end && col0 < N) {  // a cluster CTA's tile may lie wholly outside the output
-#pragma unroll
-              for (int g = 0; g < WN / 64; ++g) {
-                cuda::std::uint32_t v[WN / 4];  // only chunk g's 16 pairs are written and read
-                pack_chunk<WN, Cfg::kOut>(d, g, v);
-                store_packed_chunk<WN, Cfg::kStagingChunks, Cfg::kOutPlain>(
-                    v, g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, tc.ab, row0, col0, 1 + cidx, &ep,
-                    Cfg::kOutPlain || Cfg::kGrouped ? min(64, tc.m_end - row0) : 64, N);
-                if constexpr (Cfg::kOutPlain)
-                  store_staged_realigned(staging + cidx * kStagingBytes + chunk_seq * 8192, ep, tc.ab, row0,
-                                         col0 + 64 * g, min(64, tc.m_end - row0), N);
-                if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
-              }
-            }
-          } else {
-            store_fragment<WN, Cfg::kOut, IdentityEpilogue>(ep, d, tc.ab, row0, col0, tc.m_end, N);
-          }
+          stores.store(d, tc, mi, row0, col0);
         };
         if constexpr (kPromote > 0) {
           finish(total[mi]);
@@ -595,7 +512,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
       }
     }
     if constexpr (kDeferred)
-      while (next_unit < kUnits) store_unit();
+      while (next_unit < Stores::kUnits) store_piece();
     if constexpr (CK > 1) ks.finish();
     if (tracer) mark(kTrTiles, tiles_done);
     // NOTE: shared memory must outlive the TMA stores that read it; only their reads need to be done here (the

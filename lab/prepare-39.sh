@@ -3,7 +3,8 @@
 # after scripts/install-deps.sh:
 #   PART=1 (default): build/ (Release), the full compile-check into .kcache, .carry/bin/{tmagemm,tmagemm_gpu_tests,
 #           wgmma_rate,tile_stream}, .carry/kcache.tgz. ~20 min on 2 cores from scratch (the compile-check is ~8 of them).
-#   PART=2: the thirty-eighth session's three-consumer patch built in a worktree (/tmp/wt39), its compile-check of
+#   PART=2: the thirty-eighth session's three-consumer patch built in a worktree (/tmp/wt39, at 8944695: the patch
+#           predates the forty-first session's kernel split), its compile-check of
 #           the patched configs only, .carry/lab/{tmagemm,kcache.tgz}.
 set -euo pipefail
 root=$PWD
@@ -21,7 +22,7 @@ case "${PART:-1}" in
   du -sh .carry
   ;;
 2)
-  rm -rf /tmp/wt39 && git worktree prune && git worktree add --detach /tmp/wt39 HEAD >/dev/null
+  rm -rf /tmp/wt39 && git worktree prune && git worktree add --detach /tmp/wt39 8944695 >/dev/null
   git -C /tmp/wt39 apply "$root/lab/2026-12-05-session38/three-consumer-tiles.patch"
   cmake -S /tmp/wt39 -B /tmp/wt39/build -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build /tmp/wt39/build -j2 --target tmagemm_cli 2>/dev/null || cmake --build /tmp/wt39/build -j2
