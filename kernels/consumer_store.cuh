@@ -39,7 +39,7 @@ struct ConsumerStores {
       Cfg::kStoreTma && !kColumnGroups && !Cfg::kPingPong && !(Cfg::kGrouped && Cfg::kStreamK);
   static_assert(kDeferred || !Cfg::kStoreTma || WN % 64 == 0,
                 "a tile stored at once goes out in whole 64-column chunks (no 32-column tail)");
-  static constexpr int kStagingBytes = Cfg::kStagingChunks * 64 * 64 * 2;  // per consumer: [64][64] 16-bit blocks
+  static constexpr int kStagingBytes = Cfg::kStagingChunks * kStagingBlockBytes;  // per consumer
   static constexpr int kFragChunks = WN / 64, kFragUnits = kFragChunks + (WN % 64 != 0 ? 1 : 0);
   static constexpr int kUnits = MI * kFragUnits;
 
@@ -87,8 +87,8 @@ struct ConsumerStores {
       }
       if constexpr (Cfg::kOutPlain)
         if (plain_slot >= 0)
-          store_staged_realigned(staging + cidx * kStagingBytes + plain_slot * 8192, ep, pending.ab, plain_row0,
-                                 plain_c0, plain_rows, N);
+          store_staged_realigned(staging + cidx * kStagingBytes + plain_slot * kStagingBlockBytes, ep, pending.ab,
+                                 plain_row0, plain_c0, plain_rows, N);
       return ++next_unit == kUnits;
     } else {
       return false;
@@ -109,8 +109,8 @@ struct ConsumerStores {
               v, g, chunk_seq, staging + cidx * kStagingBytes, &tma_out, tc.ab, row0, col0, 1 + cidx, &ep,
               Cfg::kOutPlain || Cfg::kGrouped ? min(64, tc.m_end - row0) : 64, N);
           if constexpr (Cfg::kOutPlain)
-            store_staged_realigned(staging + cidx * kStagingBytes + chunk_seq * 8192, ep, tc.ab, row0, col0 + 64 * g,
-                                   min(64, tc.m_end - row0), N);
+            store_staged_realigned(staging + cidx * kStagingBytes + chunk_seq * kStagingBlockBytes, ep, tc.ab, row0,
+                                   col0 + 64 * g, min(64, tc.m_end - row0), N);
           if (++chunk_seq == Cfg::kStagingChunks) chunk_seq = 0;
         }
       }

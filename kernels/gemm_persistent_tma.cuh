@@ -71,6 +71,7 @@
 #include "stage_fill.cuh"
 #include "stage_mma.cuh"
 #include "stream_k_fixup.cuh"
+#include "tile_store.cuh"
 #include "tma_desc.cuh"
 #include "trace.cuh"
 
@@ -135,7 +136,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   // NOTE: the swizzle pattern uses absolute address bits; round the base up to 1024 bytes.
   const uint32_t raw_addr = ptx::smem_u32(smem_raw);
   unsigned char* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  constexpr int kStagingBytes = Cfg::kStagingChunks * 64 * 64 * 2;  // per consumer: [64][64] 16-bit swizzled blocks
+  constexpr int kStagingBytes = Cfg::kStagingChunks * kStagingBlockBytes;  // per consumer (tile_store.cuh)
   unsigned char* staging = smem + S * kStageBytes;  // only with kStoreTma
   // kClusterK: the peer's sums for this CTA's receiving consumer (one consumer's fragments in fp32).
   unsigned char* ks_buf = staging + (Cfg::kStoreTma ? C * kStagingBytes : 0);

@@ -28,6 +28,9 @@
 
 namespace tmagemm::kernels {
 
+// One staging block: [64 rows][64 columns] of 16-bit elements, 128B-swizzled (a consumer holds kStagingChunks).
+inline constexpr int kStagingBlockBytes = 64 * 64 * 2;
+
 // Applies Epi to one m64nN fragment and stores it (top-left element (row0, col0) of batch `batch`).
 template <int N, int Out, class Epi>
 __device__ __forceinline__ void store_fragment(const EpilogueParams& p, const float (&d)[N / 2], int batch, int row0,
@@ -99,7 +102,7 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
   const int t = threadIdx.x % 128;
   const int warp = t / 32, lane = t % 32;
   const int r = 16 * warp + (lane % 8) + 8 * ((lane / 8) % 2);  // row this lane addresses in stmatrix
-  const cuda::std::uint32_t base = ptx::smem_u32(staging) + slot * 8192;
+  const cuda::std::uint32_t base = ptx::smem_u32(staging) + slot * kStagingBlockBytes;
   // NOTE: a slot may be rewritten only after the TMA store issued from it (Slots chunks ago) has read it.
   if (t == 0) cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<Slots - 1>{});
   ptx::named_barrier_sync(bar_id, 128);
@@ -122,7 +125,7 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
     const int c0 = col0 + 64 * g;
     auto* dst = static_cast<char*>(p->out) + (static_cast<long long>(batch) * p->batch_stride +
                                               static_cast<long long>(row0) * p->row_stride + c0) * 2;
-    const unsigned char* src = staging + slot * 8192;
+    const unsigned char* src = staging + slot * kStagingBlockBytes;
     for (int idx = t; idx < rows * 8; idx += 128) {
       const int rr = idx / 8, piece = idx % 8;  // row of the chunk, 16-byte piece of the row (8 columns)
       if (c0 + 8 * piece >= N_total) continue;
@@ -136,7 +139,7 @@ __device__ inline void store_packed_chunk(const cuda::std::uint32_t (&v)[N / 4],
   if (t == 0) {
     const cuda::std::int32_t coords[3] = {col0 + 64 * g, row0, batch};
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tma_out, coords,
-                                    staging + slot * 8192);
+                                    staging + slot * kStagingBlockBytes);
     cuda::ptx::cp_async_bulk_commit_group();
   }
 }
