@@ -18,7 +18,7 @@
 // exactly one: a gap to the floor can be a wave tail, not the boxes (compare variants of one grid size first). The
 // 32 MB weight streams in ~8 us, so its rows carry the launch's fixed costs (as `tmagemm bench` does).
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o tile_stream tile_stream.cu
-// Run: ./tile_stream   (stderr names each launch before it runs)
+// Run: ./tile_stream [grid]   (stderr names each launch before it runs; `grid`: grid_mode below only)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "stream_timing.cuh"
@@ -40,6 +41,8 @@ struct Walk {
   int blocks;        // stages of one whole tile (all of K)
   int split;         // CTAs a tile (each its share of the stages)
   int evict_first;   // L2 cache hint on every box
+  int stream;        // > 0: the tile count; the grid's CTAs share its tiles x blocks units in equal contiguous
+                     // ranges (stream-K order: tile-major, K inner), whatever the grid. 0: tile t = blockIdx.x / split
 };
 
 constexpr int kMaxStages = 16;
@@ -55,14 +58,25 @@ __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int
   asm volatile("prefetch.tensormap [%0];" ::"l"(&map) : "memory");
   uint64_t policy = 0;
   if (w.evict_first) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  const int t = blockIdx.x / w.split, part = blockIdx.x % w.split;
-  const int per = (w.blocks + w.split - 1) / w.split;
-  const int kb0 = part * per, kb1 = min(w.blocks, kb0 + per);
+  // The CTA's units [u0, u1) of tile * blocks + kb.
+  long long u0, u1;
+  if (w.stream) {
+    const long long total = static_cast<long long>(w.stream) * w.blocks;  // w.stream: the tile count
+    u0 = total * blockIdx.x / gridDim.x;
+    u1 = total * (blockIdx.x + 1) / gridDim.x;
+  } else {
+    const int t = blockIdx.x / w.split, part = blockIdx.x % w.split;
+    const int per = (w.blocks + w.split - 1) / w.split;
+    const int kb0 = part * per, kb1 = min(w.blocks, kb0 + per);
+    u0 = static_cast<long long>(t) * w.blocks + kb0;
+    u1 = static_cast<long long>(t) * w.blocks + max(kb0, kb1);
+  }
   const uint32_t stage_bytes = static_cast<uint32_t>(w.boxes * w.box_bytes);
   // NOTE: SWIZZLE_128B boxes land on 1024-byte aligned shared memory; the dynamic area follows the static barriers.
   const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
-  for (int kb = kb0; kb < kb1; ++kb) {
-    const int i = kb - kb0, s = i % stages;
+  for (long long u = u0; u < u1; ++u) {
+    const int i = static_cast<int>(u - u0), s = i % stages;
+    const int t = static_cast<int>(u / w.blocks), kb = static_cast<int>(u % w.blocks);
     if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
     const uint32_t bar = smem_u32(&full[s]);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
@@ -85,9 +99,54 @@ __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int
     }
   }
   // Drain: the last fill of every slot.
-  const int n = kb1 - kb0;
+  const int n = static_cast<int>(u1 - u0);
   for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
   if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
+}
+
+// Rows: the same unit walk (stream order over `tiles` x `blocks` units, equal contiguous ranges a CTA), each unit
+// `rows` 1-D bulk copies of `seg` bytes: row r of unit (t, kb) starts at byte (t * tr + kb * kr + r) * pitch +
+// t * tc + kb * kc. rr (K x N): tr 0, kr bk, tc bn * 2, kc 0; rc (N x K): tr bn, kr 0, tc 0, kc bk * 2. The warp's
+// 32 lanes issue the copies; lane 0 arms the stage first.
+struct Rows {
+  long long pitch;
+  int tr, kr, tc, kc;
+  int rows, seg;
+  int blocks, tiles;
+};
+
+__global__ void rows_stream(const unsigned char* wt, Rows w, int stages, unsigned* sink) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t full[kMaxStages];
+  const int lane = threadIdx.x;
+  if (lane == 0) {
+    for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&full[s])));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncwarp();
+  const long long total = static_cast<long long>(w.tiles) * w.blocks;
+  const long long u0 = total * blockIdx.x / gridDim.x, u1 = total * (blockIdx.x + 1) / gridDim.x;
+  const uint32_t stage_bytes = static_cast<uint32_t>(w.rows * w.seg);
+  const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
+  for (long long u = u0; u < u1; ++u) {
+    const int i = static_cast<int>(u - u0), s = i % stages;
+    const int t = static_cast<int>(u / w.blocks), kb = static_cast<int>(u % w.blocks);
+    if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
+    const uint32_t bar = smem_u32(&full[s]);
+    if (lane == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
+    __syncwarp();
+    const long long row0 = static_cast<long long>(t) * w.tr + static_cast<long long>(kb) * w.kr;
+    const long long col = static_cast<long long>(t) * w.tc + static_cast<long long>(kb) * w.kc;
+    for (int r = lane; r < w.rows; r += 32)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                       base + static_cast<uint32_t>(s * stage_bytes + r * w.seg)),
+                   "l"(wt + (row0 + r) * w.pitch + col), "r"(w.seg), "r"(bar)
+                   : "memory");
+  }
+  const int n = static_cast<int>(u1 - u0);
+  for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
+  if (lane == 0 && smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
 }
 
 using EncodeFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -128,8 +187,8 @@ CUtensorMap encode(void* base, uint64_t inner, uint64_t outer, uint32_t box0, ui
 }
 
 void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, int stages, int tiles,
-              double bytes, bool read) {
-  const int grid = tiles * w.split;
+              double bytes, bool read, int grid_override = 0) {
+  const int grid = grid_override > 0 ? grid_override : tiles * w.split;
   const int smem = stages * w.boxes * w.box_bytes + 1024;
   if (stages > kMaxStages || smem > 227 * 1024) {
     std::printf("  %-34s skipped (smem %d)\n", label, smem);
@@ -144,10 +203,104 @@ void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, 
   std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", label, grid, us, bytes / (us * 1e-6) / 1e12);
 }
 
-int main() {
+
+void run_rows(Ctx& c, const char* label, const unsigned char* wt, const Rows& w, int stages, int grid, double bytes,
+              bool read) {
+  const int smem = stages * w.rows * w.seg + 1024;
+  if (stages > kMaxStages || smem > 227 * 1024) {
+    std::printf("  %-34s skipped (smem %d)\n", label, smem);
+    return;
+  }
+  const int smem_launch = std::max(smem, 117 * 1024);
+  CK(cudaFuncSetAttribute(rows_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_launch));
+  std::fprintf(stderr, "launch %s grid %d smem %d\n", label, grid, smem_launch);
+  const float us = time_med(c, read, 100, [&] { rows_stream<<<grid, 32, smem_launch, c.st>>>(wt, w, stages, c.sink); });
+  CK(cudaGetLastError());
+  std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", label, grid, us, bytes / (us * 1e-6) / 1e12);
+}
+
+// `tile_stream grid` (forty-second session): is the skinny grids' gap to the 1-D floor their CTA count (112 of 132
+// SMs on 28672 / 256 tiles) or the boxes? The floor on 112 CTAs, the box walks over all 132 SMs in stream-K order
+// (equal contiguous unit ranges), and the same tiles read by 1-D bulk copies of their rows (512 B to 2 KB a row).
+void grid_mode(Ctx& c, unsigned char* w) {
+  struct Shape {
+    int n, k;
+  };
+  for (int read = 1; read >= 0; --read) {
+    std::printf("== flush %s\n", read ? "read" : "write");
+    for (Shape s : {Shape{14336, 4096}, Shape{28672, 8192}}) {
+      const double bytes = 2.0 * s.n * s.k;
+      std::printf(" weight N %d x K %d (%.0f MB)\n", s.n, s.k, bytes / 1e6);
+      for (int g : {132, 112}) {
+        CK(cudaFuncSetAttribute(bulk_stream<8, 16384>, cudaFuncAttributeMaxDynamicSharedMemorySize, 8 * 16384));
+        const unsigned long long share = (static_cast<unsigned long long>(bytes) / g) / 16384 * 16384;
+        std::fprintf(stderr, "launch bulk %d\n", g);
+        const float us =
+            time_med(c, read, 100, [&] { bulk_stream<8, 16384><<<g, 32, 8 * 16384, c.st>>>(w, share, c.sink); });
+        std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", "bulk 8 x 16 KB (1-D floor)", g, us,
+                    static_cast<double>(share) * g / (us * 1e-6) / 1e12);
+      }
+      char label[64];
+      // rr boxes (the skinny kernel's maps): tile grid, then stream order over 132 CTAs.
+      for (int bn : {256, 128}) {
+        const int bk = 64, stages = bn == 256 ? 5 : 8, tiles = s.n / bn;
+        const CUtensorMap map = encode(w, s.n, s.k, 64, bk, true);
+        const Walk tile{bn, 0, 64, 0, 0, bk, bn / 64, 64 * bk * 2, s.k / bk, 1, 1};
+        std::snprintf(label, sizeof label, "rr bn%d bk%d s%d split1", bn, bk, stages);
+        run_walk(c, label, map, tile, stages, tiles, bytes, read);
+        Walk st = tile;
+        st.stream = tiles;
+        for (int g : {132, 264}) {
+          std::snprintf(label, sizeof label, "rr-stream bn%d bk%d s%d", bn, bk, stages);
+          run_walk(c, label, map, st, stages, tiles, bytes, read, g);
+        }
+      }
+      {
+        const CUtensorMap map = encode(w, s.n, s.k, 256, 64, false);
+        Walk st{256, 0, 256, 0, 0, 64, 1, 256 * 64 * 2, s.k / 64, 1, 1};
+        st.stream = s.n / 256;
+        run_walk(c, "rr-wide-stream bn256 (1 box) s5", map, st, 5, s.n / 256, bytes, read, 132);
+      }
+      // rr rows by 1-D bulk copies: bn * 2 bytes a row, bk rows a stage.
+      struct RB {
+        int bn, bk, stages;
+      };
+      for (RB v : {RB{256, 64, 5}, RB{512, 32, 5}, RB{1024, 16, 5}, RB{256, 32, 8}}) {
+        const Rows r{2LL * s.n, 0, v.bk, v.bn * 2, 0, v.bk, v.bn * 2, s.k / v.bk, s.n / v.bn};
+        std::snprintf(label, sizeof label, "rr-rows bn%d bk%d s%d", v.bn, v.bk, v.stages);
+        run_rows(c, label, w, r, v.stages, 132, bytes, read);
+        if (v.bn == 256 && v.bk == 64) {
+          std::snprintf(label, sizeof label, "rr-rows bn%d bk%d s%d (tile grid)", v.bn, v.bk, v.stages);
+          // One CTA a tile: the grid equals the tile count, so the stream ranges are whole tiles.
+          run_rows(c, label, w, r, v.stages, s.n / v.bn, bytes, read);
+        }
+      }
+      // rc (N x K): boxes in stream order, and rows of bk * 2 bytes by 1-D bulk copies.
+      {
+        const CUtensorMap map = encode(w, s.k, s.n, 64, 256, true);
+        Walk st{0, 256, 64, 0, 64, 0, 1, 64 * 256 * 2, s.k / 64, 1, 1};
+        st.stream = s.n / 256;
+        run_walk(c, "rc-stream bn256 bk64 s5", map, st, 5, s.n / 256, bytes, read, 132);
+      }
+      for (RB v : {RB{64, 256, 5}, RB{128, 256, 3}, RB{32, 512, 6}}) {
+        const Rows r{2LL * s.k, v.bn, 0, 0, v.bk * 2, v.bn, v.bk * 2, s.k / v.bk, s.n / v.bn};
+        std::snprintf(label, sizeof label, "rc-rows bn%d bk%d s%d", v.bn, v.bk, v.stages);
+        run_rows(c, label, w, r, v.stages, 132, bytes, read);
+      }
+    }
+  }
+}
+
+int main(int argc, char** argv) {
   Ctx c = make_ctx();
   const size_t max_bytes = size_t{28672} * 8192 * 2;
   unsigned char* w = make_weight(max_bytes);
+  if (argc > 1 && std::string(argv[1]) == "grid") {
+    grid_mode(c, w);
+    CK(cudaDeviceSynchronize());
+    std::printf("done\n");
+    return 0;
+  }
   struct Shape {
     int n, k;
   };
