@@ -137,6 +137,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
        .weight = 0.98, .tuner_only = true, .stream_k = true},
       {.bm = 128, .bn = 128, .bk = 64, .stages = 6, .consumers = 2, .group_m = 8, .store_tma = true, .weight = 0.91,
        .tuner_only = true, .stream_k = true},
+      // 64-row stream-K for the memory-bound few-row problems (decode, MoE decode): where the tiles are fewer than the
+      // SMs (28672 / 256 = 112) every tile is shared out, so that all 132 SMs stream the weight in contiguous K ranges.
+      // Streaming 28672 x 8192 (rr) so: 106.9 us against 111.1 on one CTA a tile under the read flush, 119.7 against
+      // 123.3 under the write flush (lab/probes/tile_stream.cu grid, H200, forty-second session).
+      {.bm = 64, .bn = 256, .bk = 64, .stages = 5, .consumers = 1, .group_m = 8, .store_tma = true, .weight = 0.70,
+       .tuner_only = true, .stream_k = true},
+      {.bm = 64, .bn = 128, .bk = 64, .stages = 8, .consumers = 1, .group_m = 8, .store_tma = true, .weight = 0.50,
+       .tuner_only = true, .stream_k = true},
       // Cluster split-K (kernels/cluster_split_k.cuh): two CTAs on each tile, each over half of its K blocks, the sums
       // added in distributed shared memory (no workspace, no counter). For shapes whose tiles leave SMs idle (1000^3 is
       // 64 tiles of 128x128, one round on 64 SMs). Two stages fewer than the whole-tile twin make room for the
@@ -913,10 +921,19 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
   // compute throughput says little about its time: on 64 experts x 512 decode tokens x 2048 x 7168 the model set
   // aside every tile but 64x256 (64x128 predicted at 1.40x its time) where both stream the same 1.8 GB of weights,
   // in 4 and 8 rounds of 132 tiles of 256 and 128 columns (docs/perf-notes.md, fortieth session). A stream-K
-  // config is also timed there where its roofline is ahead of the best whole-tile one's: a memory-bound problem's
-  // short last round runs at one tile's compute, which stream-K shares out over every SM while the round's bytes
-  // stream at the card's rate (64 experts x 64 tokens x 2048 x 7168: 280 tiles of 64x256, a last round of 16).
+  // config whose launch shares out a short round is timed there too where its roofline is within the same ratio of
+  // the best whole-tile one's: a memory-bound problem's short round runs at one tile's compute, and on the CTAs it
+  // holds, which stream-K shares out over every SM while the round's bytes stream (64 experts x 64 tokens x 2048 x
+  // 7168: 280 tiles of 64x256, a last round of 16; 16 x 28672 x 8192: one round of 112). The roofline does not rank
+  // it against whole tiles: a round on 112 of 132 SMs streamed a 470 MB weight in 111.1 us, the same boxes over 132
+  // in 106.9 (lab/probes/tile_stream.cu grid, forty-second session), and its partial sums overlap the stream.
   const bool streams = memory_bound(p);
+  // A stream-K config whose launch shares out a partial round of tiles (otherwise it runs the whole-tile schedule).
+  const int sms = std::max(1, dev.sm_count - std::max(0, o.sm_carveout));
+  const auto shares_a_round = [&](const TmaConfig& c) {
+    const int64_t workers = std::max(1, sms / (c.cluster_m * c.cluster_n));
+    return stream_k_layout(cluster_tiles_of(p, c), (p.k + c.bk - 1) / c.bk, workers).split_tiles > 0;
+  };
   double best_score = 0, best_roofline = 0;
   bool whole_tiles = false, roofline_set = false;
   for (const auto& c : out)
@@ -939,8 +956,8 @@ void prune(const GemmProblem& p, const runtime::DeviceInfo& dev, const Options& 
     if (const auto* cfg = persistent_tma_config_of(*c.choice); cfg && c.reason.empty()) {
       const double s = persistent_tma_score(p, *cfg, dev, o.sm_carveout);
       if ((cfg->stream_k || cfg->split_k > 1) && whole_tiles && s <= best_score &&
-          !(cfg->stream_k && streams && roofline_set &&
-            persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout) < best_roofline))
+          !(cfg->stream_k && streams && roofline_set && shares_a_round(*cfg) &&
+            kPrescreenRatio * persistent_tma_roofline_s(p, *cfg, dev, o.sm_carveout) <= best_roofline))
         c.reason = fmt::format("set aside: predicted {:.2f}x the time of the best whole-tile config ({} is timed "
                                "only where predicted ahead)",
                                best_score / std::max(s, 1e-12), cfg->stream_k ? "stream-K" : "cluster split-K");

@@ -129,14 +129,18 @@ TEST(PersistentTmaHost, EveryTableRowFitsSharedMemoryAndCompilesForEveryLayout) 
                 "stream-K configs need an output TMA can address (rows and base on 16 bytes)");
   // grouped_mm: every 16-bit config but the ping-pong and cluster split-K ones once, stream-K too (and two more variants on the first
   // direct-store and TMA-store configs).
-  int grouped = 0, configs16 = 0, grouped_sk = 0;
+  int grouped = 0, configs16 = 0, grouped_sk = 0, configs_sk = 0;
   for (const auto& s : persistent_tma_all_specs()) {
     grouped += s.name.find("_grouped") != std::string::npos;
     grouped_sk += s.name.find("_grouped") != std::string::npos && s.name.find("_sk") != std::string::npos;
   }
-  for (const auto& c : persistent_tma_configs()) configs16 += c.in_bytes == 2 && !c.ping_pong && c.split_k == 1;
+  for (const auto& c : persistent_tma_configs()) {
+    configs16 += c.in_bytes == 2 && !c.ping_pong && c.split_k == 1;
+    configs_sk += c.stream_k;
+  }
   EXPECT_EQ(grouped, configs16 + 4);
-  EXPECT_EQ(grouped_sk, 3);
+  EXPECT_GE(configs_sk, 3);
+  EXPECT_EQ(grouped_sk, configs_sk);  // one grouped variant of each stream-K config
 }
 
 // grouped_mm problems: `groups` matrices of B (K x N, N-major), A and out of total_m rows.

@@ -473,6 +473,16 @@ TEST_F(Tuner, PrescreenKeepsTilesTheBytesRooflineRanksLevelOnMemoryBoundProblems
   EXPECT_EQ(reason_of(problem(64, 4096, 14336), sk), "");
   EXPECT_NE(reason_of(problem(4096, 4096, 4096), sk).find("stream-K is timed only where predicted ahead"),
             std::string::npos);
+  // A memory-bound stream-K config whose launch shares out a short round is timed where its roofline is within the
+  // prescreen's ratio of the best whole tile's: 16 x 28672 x 8192 is 112 tiles of 64x256 (a round on 112 of 132 SMs).
+  // Where the tiles fill whole rounds (132 of them: 64 x 33792) it would run the whole-tile schedule: set aside.
+  const std::string sk64 = "persistent_tma_64x256x64_s5_c1_g8_tmastore_sk";
+  ASSERT_TRUE(memory_bound(problem(16, 28672, 8192)));
+  EXPECT_EQ(reason_of(problem(16, 28672, 8192), sk64), "");
+  ASSERT_TRUE(memory_bound(problem(64, 33792, 8192)));
+  EXPECT_NE(reason_of(problem(64, 33792, 8192), sk64).find("stream-K is timed only where predicted ahead"),
+            std::string::npos)
+      << reason_of(problem(64, 33792, 8192), sk64);
   // Compute-bound problems keep the compute model alone: 64x128 on 4096^3 stays set aside.
   ASSERT_FALSE(memory_bound(problem(4096, 4096, 4096)));
   EXPECT_EQ(reason_of(problem(4096, 4096, 4096), "persistent_tma_64x128x64_s8_c1_g8_tmastore"),

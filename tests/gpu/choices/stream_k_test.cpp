@@ -30,7 +30,9 @@ Options stream_k_options(const std::string& config_regex) {
 
 const char* kConfigs[] = {"^persistent_tma_128x256x64_s4_c2_g8_tmastore_sk$",
                           "^persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk$",
-                          "^persistent_tma_128x128x64_s6_c2_g8_tmastore_sk$"};
+                          "^persistent_tma_128x128x64_s6_c2_g8_tmastore_sk$",
+                          "^persistent_tma_64x256x64_s5_c1_g8_tmastore_sk$",
+                          "^persistent_tma_64x128x64_s8_c1_g8_tmastore_sk$"};
 
 class StreamK : public ::testing::Test {
  protected:
@@ -59,9 +61,10 @@ class StreamK : public ::testing::Test {
 TEST_F(StreamK, SplitTilesEveryLayoutAndShape) {
   // (M, N, K): fewer tiles than SMs (one whole tile a CTA), one wave and a part, a K tail, a tile
   // count just past a multiple of the SMs, and a single K block per tile (nothing to split). N x 2 bytes is a whole
-  // number of 16-byte chunks (the TMA-store epilogue's rule).
+  // number of 16-byte chunks (the TMA-store epilogue's rule). Then decode's few rows (every tile split: 1 x 7168 is
+  // 28 tiles of 64x256 over 132 SMs) with a K tail, and 16 rows.
   const int64_t shapes[][3] = {{1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}, {4224, 4224, 512},
-                               {296, 304, 64}};
+                               {296, 304, 64},     {1, 7168, 8200},    {16, 14336, 4096}};
   for (const char* regex : kConfigs)
     for (const auto& s : shapes)
       for (int layout = 0; layout < 4; ++layout) {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# device-42.sh — the forty-second session's device call: the 64-row stream-K configs (64x256 s5 and 64x128 s8, one
+# consumer) on the memory-bound few-row problems. lab/probes/tile_stream.cu grid measured a 470 MB weight streamed in
+# the skinny grids' boxes at 111.1 us on one CTA a tile (112 CTAs) against 106.9 us shared out over all 132 SMs in
+# stream-K order (read flush, H200); these configs run that schedule. Carry [".carry/bin", ".carry/kcache.tgz"]
+# (lab/prepare-39.sh PART=1 builds them).
+#   1. GPU tests: StreamK.* (the new configs on every layout, decode's few rows among the shapes),
+#      PersistentTma.EveryConfigLoopsOverTiles.
+#   2. The decode suite with each new config forced, beside 64x256 whole tiles and the skinny kernel's 256x64 split 1,
+#      under both flushes (each row's ratio against cuBLASLt measured in the same run).
+#   3. The decode suite tuned (fresh database: the prescreen now times a memory-bound stream-K config within its
+#      ratio of the best whole tile's roofline), then under the read flush on the same database.
+#   4. Where time is left: the grouped suite tuned (its MoE decode rows).
+set -u
+out=$OUT
+source scripts/device-lib.sh
+use_carry
+gpu_tests "StreamK.*:PersistentTma.EveryConfigLoopsOverTiles" 150
+p=persistent_tma_
+for fl in write read; do
+  stage "decode forced, flush $fl"
+  BENCH_ARGS="--flush $fl" lab/bench-forced.sh decode ${p}64x256x64_s5_c1_g8_tmastore_sk \
+    ${p}64x128x64_s8_c1_g8_tmastore_sk ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1 2>&1 |
+    tee -a "$out/decode-forced-$fl.txt"
+done
+fresh_db /tmp/kc/kernels
+BENCH_LOG=autotune bench_suites decode:120
+stage "bench decode --flush read"
+timeout 100 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
+echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+fresh_db /tmp/kc/kernels
+BENCH_LOG=autotune bench_suites grouped:200
+stage done
