@@ -15,8 +15,19 @@ set -u
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-gpu_tests "StreamK.*:PersistentTma.EveryConfigLoopsOverTiles" 150
 p=persistent_tma_
+if [ "${PART:-a}" = b ]; then
+  for fl in read write; do
+    stage "28672 rows forced, flush $fl"
+    BENCH_ARGS="--flush $fl" lab/bench-forced.sh 1x28672x8192,16x28672x8192,64x28672x8192 \
+      ${p}64x256x64_s5_c1_g8_tmastore_sk ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1 2>&1 |
+      tee -a "$out/forced-28672-$fl.txt"
+  done
+  BENCH_LOG=autotune bench_suites bmm:100
+  stage done
+  exit 0
+fi
+gpu_tests "StreamK.*:PersistentTma.EveryConfigLoopsOverTiles" 150
 for fl in write read; do
   stage "decode forced, flush $fl"
   BENCH_ARGS="--flush $fl" lab/bench-forced.sh decode ${p}64x256x64_s5_c1_g8_tmastore_sk \
@@ -31,3 +42,7 @@ echo "rc=$?"; rows < "$out/bench-decode-read.txt"
 fresh_db /tmp/kc/kernels
 BENCH_LOG=autotune bench_suites grouped:200
 stage done
+# PART b (a second, short call, ~3 min; `PART=b bash lab/device-42.sh` runs it alone): the 28672 x 8192 rows forced
+# (64x256 stream-K, 64x256 whole tiles, the skinny kernel's 256x64 split 1) under both flushes, and the bmm suite
+# tuned (its 64 x 2048 x 128 x 2048 row is memory-bound with a partial last round: the prescreen now times the
+# stream-K configs there).
