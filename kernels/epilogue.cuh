@@ -4,9 +4,9 @@
 //   takes   one warpgroup's m64nN accumulator fragment (float d[N/2] per thread, wgmma layout:
 //           row = 16*warp + lane/4 + 8*((i/2)%2), col = 8*(i/4) + 2*(lane%4) + i%2), the tile origin, the
 //           problem extents and EpilogueParams (output base, strides in elements, batch stride);
-//   does    the epilogue stage (Epilogue: scaled_mm's scales, alpha, beta * bias, activation), then converts to the output type (bf16 /
-//           f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through epilogue_pair (two
-//           adjacent columns of one row) or epilogue_quad (four, one wider access where aligned); the wgmma kernels
+//   does    the epilogue stage (Epilogue: scaled_mm's scales, alpha, beta * bias, activation), then converts to the
+//           output type (bf16 / f16 with round-to-nearest-even, or f32) and stores. Every direct store goes through
+//           epilogue_pair (two adjacent columns of one row) or epilogue_quad (four, one wider access where aligned); the wgmma kernels
 //           reach it through the fragment visitor for_each_fragment_pair (tile_store.cuh store_fragment), the
 //           fallback and skinny kernels from their own layouts;
 //   writes  exactly the in-bounds elements (row < M, col < N) and nothing else, for any output strides;

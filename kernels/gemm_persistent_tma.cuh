@@ -42,8 +42,8 @@
 // time on twice the SMs: it pays where whole tiles leave SMs idle (fewer tiles than SMs, or a last partial wave).
 //
 // Config (a struct passed as the template argument, rendered by src/choices/persistent_tma.cpp):
-//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kClusterK, kAKMajor, kBKMajor, kF16, kFp8A,
-//   kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
+//   kBM, kBN, kBK, kStages, kConsumers, kSplitN, kGroupM, kClusterM, kClusterN, kClusterK, kAKMajor, kBKMajor, kF16,
+//   kFp8A, kFp8B, kPromote, kPromoteCols, kOut, kStoreTma, kStagingChunks, kConsumerRegs, kProducerRegs (0: no register
 //   reallocation), kTrace, kGrouped, kStreamK, kPingPong, kOutPlain.
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): one thread per role writes a timeline of the CTA to
 // trace[blockIdx.x * kTraceSlots + slot] (SM clock cycles, plus %globaltimer at entry and exit; see TraceSlot).
@@ -188,7 +188,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
 
   const uint32_t rank = CT > 1 ? ptx::cluster_ctarank() : 0;
   // Place in the cluster's tile grid, and (kClusterK) which half of a tile's K blocks.
-  const int rm = static_cast<int>(rank % CS) % CM, rn = static_cast<int>(rank % CS) / CM, rk = static_cast<int>(rank) / CS;
+  const int rm = static_cast<int>(rank % CS) % CM, rn = static_cast<int>(rank % CS) / CM,
+            rk = static_cast<int>(rank) / CS;
   const auto sched = [&] {
     if constexpr (Cfg::kGrouped)
       return GroupedTileScheduler(group_sched, ep.group_ends, batch, M, N, kSchedM, BN * CN, Cfg::kGroupM, kPairs);
@@ -260,7 +261,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if (tid == 0) {
       RingPos<S> pos = RingPos<S>::fresh_after(prefilled);
       WorkUnit u;
-      for (bool more = work.template first<Cfg::kStreamK>(first_tile, u), first = true; more; more = work.template next<Cfg::kStreamK>(first_tile, u), first = false) {
+      for (bool more = work.template first<Cfg::kStreamK>(first_tile, u), first = true; more;
+           more = work.template next<Cfg::kStreamK>(first_tile, u), first = false) {
         const TileCoord tc = tile_of(u.tile);
         const int kb0 = unit_kb0(u), kb1 = unit_kb1(u);
         for (int kb = kb0 + (first ? prefilled : 0); kb < kb1; ++kb) {
@@ -319,7 +321,8 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
     if (tracer) mark(kTrConsStart, clock64());
     WorkUnit u;
     int unit_index = 0;  // ping-pong: the CTA's units counted, consumer unit_index % 2 takes each
-    for (bool more = work.template first<Cfg::kStreamK>(first_tile, u); more; more = work.template next<Cfg::kStreamK>(first_tile, u)) {
+    for (bool more = work.template first<Cfg::kStreamK>(first_tile, u); more;
+         more = work.template next<Cfg::kStreamK>(first_tile, u)) {
       const int t = u.tile;
       // The unit's K blocks (whole tiles: all of them, known at compile time without kStreamK). The loops count
       // j = kb - kb0 from 0, as a whole tile's do.

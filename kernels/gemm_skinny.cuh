@@ -35,8 +35,10 @@
 // kPromote, kOut, kAKMajor, kBKMajor, kTrace.
 //
 // kTrace (profiling builds only, TMAGEMM_TRACE on the host): thread 0 and the producer lane record %globaltimer (ns)
-// at the points of SkinnyTraceSlot into trace[blockIdx.x * kSkinnyTraceSlots + slot], written at their end. Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree
-// (each rendered variant static_asserts it).
+// at the points of SkinnyTraceSlot into trace[blockIdx.x * kSkinnyTraceSlots + slot], written at their end.
+//
+// Dynamic shared memory: skinny_smem_bytes<Cfg>(); the host's SkinnyConfig::smem_bytes must agree (each rendered
+// variant static_asserts it).
 #pragma once
 #include <cuda/ptx>
 #include <cuda/std/cstdint>

@@ -75,7 +75,8 @@ __device__ inline float round_to_out(float f) {
 }
 
 // AType, BType: load_as_float's codes (fp8 pairs may differ). Epi: the problem's epilogue stage (epilogue.cuh),
-// applied to both values (the tuner's scratch bias and scales are in ep); with an epilogue the exact value is the fp64 sum rounded to fp32, then the epilogue in fp32.
+// applied to both values (the tuner's scratch bias and scales are in ep); with an epilogue the exact value is the fp64
+// sum rounded to fp32, then the epilogue in fp32.
 template <int AType, int BType, int OutType, class Epi>
 __global__ void reference_samples(const void* a, const void* b, int K, long long a_rs, long long a_cs, long long a_bs,
                                   long long b_rs, long long b_cs, long long b_bs, const int* batches, const int* rows,
@@ -116,7 +117,8 @@ __global__ void gather_samples(const void* base, long long rs, long long cs, lon
 __global__ void l2_flush_read(const uint4* p, unsigned long long n, unsigned* sink) {
   unsigned acc = 0;
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+  for (unsigned long long i = blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x; i < n;
+       i += stride) {
     const uint4 v = p[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
