@@ -186,37 +186,32 @@ CUtensorMap encode(void* base, uint64_t inner, uint64_t outer, uint32_t box0, ui
   return m;
 }
 
-void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, int stages, int tiles,
-              double bytes, bool read, int grid_override = 0) {
-  const int grid = grid_override > 0 ? grid_override : tiles * w.split;
-  const int smem = stages * w.boxes * w.box_bytes + 1024;
+// Times one probe kernel (`kernel` with its arguments after the launch configuration) on `grid` CTAs of one warp with
+// `smem` bytes of ring, at least 117 KiB so that one CTA holds an SM (as the skinny kernel's rings do).
+template <class... Params, class... Args>
+void run_probe(Ctx& c, const char* label, void (*kernel)(Params...), int grid, int smem, int stages, double bytes,
+               bool read, Args... args) {
   if (stages > kMaxStages || smem > 227 * 1024) {
     std::printf("  %-34s skipped (smem %d)\n", label, smem);
     return;
   }
-  // At least 117 KiB so that one CTA holds an SM (as the skinny kernel's rings do).
   const int smem_launch = std::max(smem, 117 * 1024);
-  CK(cudaFuncSetAttribute(tile_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_launch));
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_launch));
   std::fprintf(stderr, "launch %s grid %d smem %d\n", label, grid, smem_launch);
-  const float us = time_med(c, read, 100, [&] { tile_stream<<<grid, 32, smem_launch, c.st>>>(map, w, stages, c.sink); });
+  const float us = time_med(c, read, 100, [&] { kernel<<<grid, 32, smem_launch, c.st>>>(args..., stages, c.sink); });
   CK(cudaGetLastError());
   std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", label, grid, us, bytes / (us * 1e-6) / 1e12);
 }
 
+void run_walk(Ctx& c, const char* label, const CUtensorMap& map, const Walk& w, int stages, int tiles,
+              double bytes, bool read, int grid_override = 0) {
+  const int grid = grid_override > 0 ? grid_override : tiles * w.split;
+  run_probe(c, label, tile_stream, grid, stages * w.boxes * w.box_bytes + 1024, stages, bytes, read, map, w);
+}
 
 void run_rows(Ctx& c, const char* label, const unsigned char* wt, const Rows& w, int stages, int grid, double bytes,
               bool read) {
-  const int smem = stages * w.rows * w.seg + 1024;
-  if (stages > kMaxStages || smem > 227 * 1024) {
-    std::printf("  %-34s skipped (smem %d)\n", label, smem);
-    return;
-  }
-  const int smem_launch = std::max(smem, 117 * 1024);
-  CK(cudaFuncSetAttribute(rows_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_launch));
-  std::fprintf(stderr, "launch %s grid %d smem %d\n", label, grid, smem_launch);
-  const float us = time_med(c, read, 100, [&] { rows_stream<<<grid, 32, smem_launch, c.st>>>(wt, w, stages, c.sink); });
-  CK(cudaGetLastError());
-  std::printf("  %-34s grid %4d: %8.2f us  %5.2f TB/s\n", label, grid, us, bytes / (us * 1e-6) / 1e12);
+  run_probe(c, label, rows_stream, grid, stages * w.rows * w.seg + 1024, stages, bytes, read, wt, w);
 }
 
 // `tile_stream grid` (forty-second session): is the skinny grids' gap to the 1-D floor their CTA count (112 of 132
