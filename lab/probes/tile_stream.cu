@@ -47,6 +47,26 @@ struct Walk {
 
 constexpr int kMaxStages = 16;
 
+// The ring walk both probe kernels share: units [u0, u1) of tile * blocks + kb through `stages` slots, a slot reused
+// once its previous fill has landed; `arm` (one thread) sets the stage's expected bytes on its barrier, then
+// fill(slot, tile, kb, barrier) issues the copies; at the end the last fill of every slot is awaited. The calling
+// threads (the lanes of `lanes`) all wait and all call fill, after the arming; `arm` is true on one of them.
+template <class Fill>
+__device__ void ring_walk(uint64_t* full, int stages, long long u0, long long u1, int blocks, uint32_t stage_bytes,
+                          bool arm, unsigned lanes, Fill fill) {
+  for (long long u = u0; u < u1; ++u) {
+    const int i = static_cast<int>(u - u0), s = i % stages;
+    if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
+    const uint32_t bar = smem_u32(&full[s]);
+    if (arm)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
+    __syncwarp(lanes);
+    fill(s, static_cast<int>(u / blocks), static_cast<int>(u % blocks), bar);
+  }
+  const int n = static_cast<int>(u1 - u0);
+  for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
+}
+
 // One lane streams the CTA's stages through a ring of `stages` slots of boxes x box_bytes; nothing is consumed (a
 // slot is reused once its previous fill has landed).
 __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int stages, unsigned* sink) {
@@ -74,12 +94,7 @@ __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int
   const uint32_t stage_bytes = static_cast<uint32_t>(w.boxes * w.box_bytes);
   // NOTE: SWIZZLE_128B boxes land on 1024-byte aligned shared memory; the dynamic area follows the static barriers.
   const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
-  for (long long u = u0; u < u1; ++u) {
-    const int i = static_cast<int>(u - u0), s = i % stages;
-    const int t = static_cast<int>(u / w.blocks), kb = static_cast<int>(u % w.blocks);
-    if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
-    const uint32_t bar = smem_u32(&full[s]);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
+  ring_walk(full, stages, u0, u1, w.blocks, stage_bytes, true, 1u, [&](int s, int t, int kb, uint32_t bar) {
     for (int j = 0; j < w.boxes; ++j) {
       const int c0 = w.tile0 * t + j * w.step0 + kb * w.kstep0;
       const int c1 = w.tile1 * t + j * w.step1 + kb * w.kstep1;
@@ -97,10 +112,7 @@ __global__ void tile_stream(const __grid_constant__ CUtensorMap map, Walk w, int
             "l"(&map), "r"(c0), "r"(c1), "r"(bar)
             : "memory");
     }
-  }
-  // Drain: the last fill of every slot.
-  const int n = static_cast<int>(u1 - u0);
-  for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
+  });
   if (smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
 }
 
@@ -128,14 +140,7 @@ __global__ void rows_stream(const unsigned char* wt, Rows w, int stages, unsigne
   const long long u0 = total * blockIdx.x / gridDim.x, u1 = total * (blockIdx.x + 1) / gridDim.x;
   const uint32_t stage_bytes = static_cast<uint32_t>(w.rows * w.seg);
   const uint32_t base = (smem_u32(smem) + 1023u) & ~1023u;
-  for (long long u = u0; u < u1; ++u) {
-    const int i = static_cast<int>(u - u0), s = i % stages;
-    const int t = static_cast<int>(u / w.blocks), kb = static_cast<int>(u % w.blocks);
-    if (i >= stages) wait_parity(&full[s], static_cast<uint32_t>((i / stages - 1) & 1));
-    const uint32_t bar = smem_u32(&full[s]);
-    if (lane == 0)
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(stage_bytes) : "memory");
-    __syncwarp();
+  ring_walk(full, stages, u0, u1, w.blocks, stage_bytes, lane == 0, 0xffffffffu, [&](int s, int t, int kb, uint32_t bar) {
     const long long row0 = static_cast<long long>(t) * w.tr + static_cast<long long>(kb) * w.kr;
     const long long col = static_cast<long long>(t) * w.tc + static_cast<long long>(kb) * w.kc;
     for (int r = lane; r < w.rows; r += 32)
@@ -143,9 +148,7 @@ __global__ void rows_stream(const unsigned char* wt, Rows w, int stages, unsigne
                        base + static_cast<uint32_t>(s * stage_bytes + r * w.seg)),
                    "l"(wt + (row0 + r) * w.pitch + col), "r"(w.seg), "r"(bar)
                    : "memory");
-  }
-  const int n = static_cast<int>(u1 - u0);
-  for (int i = max(0, n - stages); i < n; ++i) wait_parity(&full[i % stages], static_cast<uint32_t>((i / stages) & 1));
+  });
   if (lane == 0 && smem[0] == 0x7f && smem[1] == 0x7e) *sink = 1;
 }
 
