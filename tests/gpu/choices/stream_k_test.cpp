@@ -39,22 +39,29 @@ class StreamK : public ::testing::Test {
   void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
   std::mt19937 rng{77};
 
-  void check(DType in, DType out_t, int64_t m, int64_t n, int64_t k, bool a_col, bool b_col,
-             const std::string& regex) {
-    SCOPED_TRACE(fmt::format("{}x{}x{} {} a:{} b:{} out {} {}", m, n, k, to_string(in), a_col ? "col" : "row",
-                             b_col ? "col" : "row", to_string(out_t), regex));
+  // Every stream-K config on one problem: the operands and the reference are made once (a decode weight is 58 M
+  // random values: generating it per config dominated the test's time), the output poisoned again before each run.
+  void check(DType in, DType out_t, int64_t m, int64_t n, int64_t k, bool a_col, bool b_col) {
+    SCOPED_TRACE(fmt::format("{}x{}x{} {} a:{} b:{} out {}", m, n, k, to_string(in), a_col ? "col" : "row",
+                             b_col ? "col" : "row", to_string(out_t)));
     Matrix a = make_matrix(in, m, k, a_col, 8, rng, true);
     Matrix b = make_matrix(in, k, n, b_col, 8, rng, true);
-    Matrix out = make_matrix(out_t, m, n, false, 8, rng, false);
-    const Options o = stream_k_options(regex);
-    ASSERT_EQ(tune::choose(make_mm_problem(a.view(), b.view(), out.view()), o)->name(),
-              regex.substr(1, regex.size() - 2));
-    mm(a.view(), b.view(), out.view(), o);
-    cuda_ok(cudaDeviceSynchronize(), "mm");
-    const Check chk = compare(out, reference_gemm(a, b, m, n, k));
-    EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
-    EXPECT_EQ(chk.padding_touched, 0);
-    EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+    const std::vector<float> ref = reference_gemm(a, b, m, n, k);
+    for (const char* regex_c : kConfigs) {
+      const std::string regex = regex_c;
+      SCOPED_TRACE(regex);
+      Matrix out = make_matrix(out_t, m, n, false, 8, rng, false);
+      const Options o = stream_k_options(regex);
+      ASSERT_EQ(tune::choose(make_mm_problem(a.view(), b.view(), out.view()), o)->name(),
+                regex.substr(1, regex.size() - 2));
+      mm(a.view(), b.view(), out.view(), o);
+      cuda_ok(cudaDeviceSynchronize(), "mm");
+      const Check chk = compare(out, ref);
+      EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
+      EXPECT_EQ(chk.padding_touched, 0);
+      EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
+      if (HasFailure()) return;
+    }
   }
 };
 
@@ -62,22 +69,18 @@ TEST_F(StreamK, SplitTilesEveryLayoutAndShape) {
   // (M, N, K): fewer tiles than SMs (one whole tile a CTA), one wave and a part, a K tail, a tile
   // count just past a multiple of the SMs, and a single K block per tile (nothing to split). N x 2 bytes is a whole
   // number of 16-byte chunks (the TMA-store epilogue's rule). Then decode's few rows (every tile split: 1 x 7168 is
-  // 28 tiles of 64x256 over 132 SMs) with a K tail, and 16 rows.
+  // 28 tiles of 64x256 over 132 SMs) with a K tail, and 16 rows. Each (shape, layout) runs every stream-K config.
   const int64_t shapes[][3] = {{1000, 1000, 1000}, {2000, 3000, 1000}, {700, 5000, 4104}, {4224, 4224, 512},
                                {296, 304, 64},     {1, 7168, 8200},    {16, 14336, 4096}};
-  for (const char* regex : kConfigs)
-    for (const auto& s : shapes)
-      for (int layout = 0; layout < 4; ++layout) {
-        check(DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0, regex);
-        if (HasFailure()) return;
-      }
+  for (const auto& s : shapes)
+    for (int layout = 0; layout < 4; ++layout) {
+      check(DType::bf16, DType::bf16, s[0], s[1], s[2], (layout & 1) != 0, (layout & 2) != 0);
+      if (HasFailure()) return;
+    }
 }
 
 TEST_F(StreamK, F16AndF32Outputs) {
-  for (const char* regex : kConfigs) {
-    check(DType::f16, DType::f16, 1000, 1000, 3000, false, true, regex);
-    if (HasFailure()) return;
-  }
+  check(DType::f16, DType::f16, 1000, 1000, 3000, false, true);
 }
 
 TEST_F(StreamK, BatchedProblemSharesItsLastWave) {
