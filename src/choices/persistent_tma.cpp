@@ -551,6 +551,14 @@ int64_t cluster_tiles_of(const GemmProblem& p, const TmaConfig& c) {
 
 }  // namespace
 
+int64_t persistent_tma_workers(const GemmProblem& p, const TmaConfig& c, int64_t max_clusters) {
+  const int64_t tiles = cluster_tiles_of(p, c);
+  if (c.stream_k && tiles < max_clusters &&
+      stream_k_layout(tiles, (p.k + c.bk - 1) / c.bk, max_clusters).split_tiles > 0)
+    return max_clusters;
+  return std::min(tiles, max_clusters);
+}
+
 StreamKWorkspace stream_k_workspace(const GemmProblem& p, const TmaConfig& c, int64_t workers) {
   StreamKWorkspace ws;
   if (!c.stream_k) return ws;
@@ -575,9 +583,9 @@ StreamKWorkspace stream_k_workspace(const GemmProblem& p, const TmaConfig& c, in
 
 std::size_t persistent_tma_workspace_bytes(const GemmProblem& p, const TmaConfig& c) {
   if (!c.stream_k) return 0;
-  // The grid is not known here (an SM carveout, the clusters that fit): the largest need over every grid size.
-  const int64_t most = std::min<int64_t>(cluster_tiles_of(p, c), std::max(1, runtime::device_info(p.device).sm_count) /
-                                                                      (c.cluster_m * c.cluster_n));
+  // The grid is not known here (an SM carveout, the clusters that fit): the largest need over every grid size (a
+  // stream-K launch with fewer tiles than clusters takes them all).
+  const int64_t most = std::max(1, runtime::device_info(p.device).sm_count) / (c.cluster_m * c.cluster_n);
   std::size_t bytes = 0;
   for (int64_t w = 1; w <= most; ++w) {
     const StreamKWorkspace ws = stream_k_workspace(p, c, w);
@@ -660,7 +668,7 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
     const int fit = launch.max_active_clusters("cuOccupancyMaxActiveClusters(persistent_tma)");
     if (fit > 0) max_clusters = std::min<int64_t>(max_clusters, fit);
   }
-  const int64_t workers = std::min<int64_t>(cluster_tiles, max_clusters);
+  const int64_t workers = persistent_tma_workers(p, c, max_clusters);
   launch.set_grid(workers * cm);
   launch.set_programmatic();  // the kernel waits for the previous one before any global read (PDL)
   if (c.stream_k) {

@@ -95,6 +95,13 @@ struct StreamKLayout {
 };
 StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers);
 
+// The clusters a launch runs on, given the most that fit at once: one a cluster tile at most, except that a stream-K
+// config whose tiles are fewer than the clusters (and have two K blocks or more) shares them out over all of them,
+// every tile split by K blocks — the schedule the tuner's models assume. (grouped_mm: the tile count bounds the one
+// the group ends give on the device.) Until the forty-third session the grid was clamped to the tile count, so that
+// such a launch ran whole tiles.
+int64_t persistent_tma_workers(const GemmProblem& problem, const TmaConfig& config, int64_t max_clusters);
+
 // A stream-K launch's workspace on `workers` clusters: the split tiles' partial sums ([slot][segment][cluster CTA]
 // [BM x BN] floats, rounded up to 256 bytes), then their arrival counters ([slot][cluster CTA][consumer] unsigned).
 // mm, bmm, addmm: the layout of the problem's tile count (seg_stride = its max_segments). grouped_mm: the tile count

@@ -228,8 +228,7 @@ TEST(PersistentTmaHost, GroupedStreamKIsSwitchedAndItsWorkspaceHoldsEveryRouting
       const int64_t bound = pairs ? (((p.m + c.bm - 1) / c.bm + p.batch) * n_blocks + p.batch + 1) / 2
                                   : ((p.m + sched_m - 1) / sched_m + p.batch) * n_blocks;
       EXPECT_LE(most_tiles, bound);
-      for (int64_t w : {1, 2, 3, 7, 31, 65, 66, 131, 132}) {
-        if (w > bound) continue;  // the grid never has more clusters than the bound's tiles
+      for (int64_t w : {1, 2, 3, 7, 31, 65, 66, 131, 132}) {  // w above the bound too: a stream-K grid takes every SM
         const StreamKWorkspace ws = stream_k_workspace(p, c, w);
         EXPECT_EQ(ws.seg_stride, 0);
         EXPECT_LE(ws.partials_bytes, std::size_t(3 * w) * unit + 256);
@@ -246,6 +245,27 @@ TEST(PersistentTmaHost, GroupedStreamKIsSwitchedAndItsWorkspaceHoldsEveryRouting
   const StreamKLayout l = stream_k_layout(16 * 32, 64, 132);
   EXPECT_EQ(mm.seg_stride, l.max_segments);
   EXPECT_EQ(mm.counter_bytes, std::size_t(l.split_tiles) * 2 * 4);
+}
+
+TEST(PersistentTmaHost, StreamKGridTakesEveryClusterWhereTilesAreFewer) {
+  // 16 x 28672 x 8192 on 64x256: one round of 112 tiles. A stream-K config shares it out over all 132 SMs (each tile
+  // split by K blocks); whole tiles run one a CTA. Where tiles outnumber the clusters, or a tile has one K block
+  // (nothing to split), the grid is the smaller of the two.
+  const GemmProblem decode = problem(16, 28672, 8192, false);
+  EXPECT_EQ(persistent_tma_workers(decode, config("persistent_tma_64x256x64_s5_c1_g8_tmastore_sk"), 132), 132);
+  EXPECT_EQ(persistent_tma_workers(decode, config("persistent_tma_64x256x64_s5_c1_g8_tmastore"), 132), 112);
+  const auto& sk = config("persistent_tma_128x256x64_s4_c2_g8_tmastore_sk");
+  EXPECT_EQ(persistent_tma_workers(problem(4096, 4096, 4096, false), sk, 132), 132);  // 512 tiles
+  EXPECT_EQ(persistent_tma_workers(problem(1000, 1000, 64, false), sk, 132), 32);     // one K block
+  EXPECT_EQ(persistent_tma_workers(problem(1000, 1000, 1000, false), sk, 132), 132);  // 32 tiles of 16 K blocks
+  EXPECT_EQ(persistent_tma_workers(problem(1000, 1000, 1000, false), sk, 66), 66);    // an SM carveout's grid
+  // That grid's workspace holds every tile's segments (persistent_tma_workspace_bytes takes the most over grids of
+  // 1 to every SM's clusters).
+  const StreamKLayout l = stream_k_layout(112, 128, 132);
+  EXPECT_EQ(l.split_tiles, 112);
+  const StreamKWorkspace ws = stream_k_workspace(decode, config("persistent_tma_64x256x64_s5_c1_g8_tmastore_sk"), 132);
+  EXPECT_EQ(ws.seg_stride, l.max_segments);
+  EXPECT_GE(ws.partials_bytes, std::size_t(l.split_tiles * l.max_segments) * 64 * 256 * 4);
 }
 
 // scaled_mm problems: fp8 A (M x K row-major) and B (K x N column-major), bf16 out, tensorwise scales.

@@ -1,5 +1,5 @@
 // stream_k_test.cpp — the persistent TMA kernel's stream-K configs on a GPU (kernels/scheduler.cuh, StreamKSchedule):
-// problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (one tile a CTA),
+// problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (each split over all of them),
 // K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference (relative
 // Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
 // bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
@@ -66,7 +66,7 @@ class StreamK : public ::testing::Test {
 };
 
 TEST_F(StreamK, SplitTilesEveryLayoutAndShape) {
-  // (M, N, K): fewer tiles than SMs (one whole tile a CTA), one wave and a part, a K tail, a tile
+  // (M, N, K): fewer tiles than SMs (each tile split over all of them), one wave and a part, a K tail, a tile
   // count just past a multiple of the SMs, and a single K block per tile (nothing to split). N x 2 bytes is a whole
   // number of 16-byte chunks (the TMA-store epilogue's rule). Then decode's few rows (every tile split: 1 x 7168 is
   // 28 tiles of 64x256 over 132 SMs) with a K tail, and 16 rows. Each (shape, layout) runs every stream-K config.
