@@ -1,8 +1,8 @@
 // stream_k_test.cpp — the persistent TMA kernel's stream-K configs on a GPU (kernels/scheduler.cuh, StreamKSchedule):
-// problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (each split over all of them),
-// K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference (relative
-// Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives the same
-// bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
+// problems whose last waves are shared out by K blocks — one wave and a part, fewer tiles than SMs (each split over all
+// of them), K tails, every operand layout, bf16 and f16, f32 output, batches — against an fp32-accumulated reference
+// (relative Frobenius error <= 1e-2, poisoned outputs, padding untouched); and determinism: the same call twice gives
+// the same bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
 // launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running); and threads
 // sharing one stream handle, the null stream's workspace or the per-thread default stream (each call's counters and
 // sums its own); the stream's clean counter buffer (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1) left at zero by every kernel.
