@@ -482,7 +482,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           // idle consumer (rows past the tile's last row) has nothing to add or store.
           if (idle) continue;
           if (!stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, seg_stride(), slot, seg, nseg, rank, cidx, tid,
-                                                      sk_flag))
+                                                      tc.m_end - row_base, sk_flag))
             continue;
           reduce_segments = nseg;
         }
@@ -500,7 +500,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           finish(total[mi]);
         } else if (Cfg::kStreamK && reduce_segments > 0) {
           stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, seg_stride(), u.tile - work.dp_tiles, reduce_segments, rank,
-                                           cidx, mi, tid);
+                                           cidx, mi, tid, tc.m_end - row_base);
           finish(acc[mi]);
         } else {
           ptx::fence_accumulators(acc[mi]);

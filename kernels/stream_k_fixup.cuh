@@ -12,9 +12,12 @@
 //   leaves  every counter it used at zero again (the last unit to arrive wraps it to 0: every unit of the tile has
 //           arrived by then), so a counter buffer zeroed once stays zero across launches and needs no memset before each
 //           (src/choices/persistent_tma.cpp, TMAGEMM_STREAM_K_CLEAN_COUNTERS);
+//           `rows`: how many of the consumer's rows (from its first) the tile stores (its m_end less the first row);
+//           the sums of rows at or past it are neither written nor read (decode's few rows: 1 of a 64-row tile);
 //   gives   stream_k_arrive: true for the unit that arrived last (after the acquire fence: every other unit's sums
 //           are visible); stream_k_sum: fragment mi as every unit's sums added in segment order 0, 1, ..., nseg - 1
-//           (the result does not depend on which unit arrived last: two runs give the same bits);
+//           (the result does not depend on which unit arrived last: two runs give the same bits), zero in the rows
+//           at or past `rows` (which no store writes);
 //   never   waits on another unit (the last to arrive does the work, so no CTA spins), and touches only its own
 //           consumer's part of the workspace. Uses named barrier 4 + consumer (the warpgroup's 128 threads).
 #pragma once
@@ -27,10 +30,16 @@
 namespace tmagemm::kernels {
 
 // This unit's sums into segment `seg` of the slot, then the arrival; `flag` is a shared word per consumer.
+// Whether this thread's rows of fragment mi, the lower (h = 0) and upper (h = 1) of its pair 8 apart, are below
+// `rows` (for_each_fragment_pair's layout: value i is in row 16 warp + lane / 4 + 8 ((i / 2) % 2) of the fragment).
+__device__ __forceinline__ bool stream_k_row_kept(int rows, int mi, int h, int tid) {
+  return mi * 64 + 16 * (tid / 32) + (tid % 32) / 4 + 8 * h < rows;
+}
+
 template <int MI, int WN, int BM, int BN, int CS, int C>
 __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const EpilogueParams& ep, int seg_stride,
                                                 int slot, int seg, int nseg, cuda::std::uint32_t rank, int cidx,
-                                                int tid, int* flag) {
+                                                int tid, int rows, int* flag) {
   constexpr int kFloats = MI * (WN / 2);  // per thread
   constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
   const float* slot_base = ep.sk_partials + (static_cast<long long>(slot) * seg_stride * CS + rank) * (BM * BN) +
@@ -39,8 +48,10 @@ __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const 
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
     ptx::fence_accumulators(acc[mi]);
+    const bool keep0 = stream_k_row_kept(rows, mi, 0, tid), keep1 = stream_k_row_kept(rows, mi, 1, tid);
 #pragma unroll
-    for (int i = 0; i < WN / 2; ++i) __stcg(mine + (mi * (WN / 2) + i) * 128 + tid, acc[mi][i]);
+    for (int i = 0; i < WN / 2; ++i)
+      if ((i & 2) ? keep1 : keep0) __stcg(mine + (mi * (WN / 2) + i) * 128 + tid, acc[mi][i]);
   }
   __threadfence();  // the sums before the arrival (release)
   ptx::named_barrier_sync(4 + cidx, 128);
@@ -60,18 +71,22 @@ __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const 
 // `d` (the accumulators, dead here: the next unit's first wgmma overwrites them).
 template <int MI, int WN, int BM, int BN, int CS>
 __device__ __forceinline__ void stream_k_sum(float (&d)[WN / 2], const EpilogueParams& ep, int seg_stride, int slot,
-                                             int segments, cuda::std::uint32_t rank, int cidx, int mi, int tid) {
+                                             int segments, cuda::std::uint32_t rank, int cidx, int mi, int tid,
+                                             int rows) {
   constexpr long long kSegStep = static_cast<long long>(CS) * BM * BN;
   // (The slot's address again from the unit: a pointer kept from the arrival would hold registers.)
   const float* part = ep.sk_partials + (static_cast<long long>(slot) * seg_stride * CS + rank) * (BM * BN) +
                       (cidx * MI + mi) * (WN / 2) * 128 + tid;
   ptx::fence_accumulators(d);
+  const bool keep0 = stream_k_row_kept(rows, mi, 0, tid), keep1 = stream_k_row_kept(rows, mi, 1, tid);
 #pragma unroll
-  for (int i = 0; i < WN / 2; ++i) d[i] = __ldcg(part + i * 128);
+  for (int i = 0; i < WN / 2; ++i) d[i] = (i & 2) ? (keep1 ? __ldcg(part + i * 128) : 0.0f)
+                                                  : (keep0 ? __ldcg(part + i * 128) : 0.0f);
   for (int q = 1; q < segments; ++q) {
     part += kSegStep;
 #pragma unroll
-    for (int i = 0; i < WN / 2; ++i) d[i] += __ldcg(part + i * 128);
+    for (int i = 0; i < WN / 2; ++i)
+      if ((i & 2) ? keep1 : keep0) d[i] += __ldcg(part + i * 128);
   }
 }
 
