@@ -141,8 +141,14 @@ const std::vector<TmaConfig>& persistent_tma_configs() {
       // SMs (28672 / 256 = 112) every tile is shared out, so that all 132 SMs stream the weight in contiguous K ranges.
       // Streaming 28672 x 8192 (rr) so: 106.9 us against 111.1 on one CTA a tile under the read flush, 119.7 against
       // 123.3 under the write flush (lab/probes/tile_stream.cu grid, H200, forty-second session; on an H100 level).
-      // The kernels themselves, forced on the decode rows, measured level with 64x256 whole tiles on an H100; not yet
-      // timed on an H200. Left to the tuner (timed where the prescreen's roofline rule below keeps them).
+      // Forced on the decode rows (H200, forty-third session; until then the launch clamped the grid to the tile
+      // count, so that the forty-second session's runs of these configs ran whole tiles): behind 64x256 whole tiles
+      // by 5-8 % on the 28672 x 8192 rows (read flush 0.875-0.966 of cuBLASLt against 0.951-1.018), ahead of them only
+      // where whole tiles leave most SMs idle (4096 x 14336: 16 tiles; 0.70-0.79 against 0.41-0.43) and there behind
+      // the skinny kernel. The timelines say why: the loads end when whole tiles' do, and a split tile's fixup (the
+      // partial sums written, fenced and counted, then read back by the last unit) adds 9-12k cycles after a unit's
+      // last MMA (lab/2026-12-05-session43). Left to the tuner (timed where the prescreen's roofline rule below keeps
+      // them; never picked so far).
       {.bm = 64, .bn = 256, .bk = 64, .stages = 5, .consumers = 1, .group_m = 8, .store_tma = true, .weight = 0.70,
        .tuner_only = true, .stream_k = true},
       {.bm = 64, .bn = 128, .bk = 64, .stages = 8, .consumers = 1, .group_m = 8, .store_tma = true, .weight = 0.50,
