@@ -29,13 +29,13 @@
 
 namespace tmagemm::kernels {
 
-// This unit's sums into segment `seg` of the slot, then the arrival; `flag` is a shared word per consumer.
 // Whether this thread's rows of fragment mi, the lower (h = 0) and upper (h = 1) of its pair 8 apart, are below
 // `rows` (for_each_fragment_pair's layout: value i is in row 16 warp + lane / 4 + 8 ((i / 2) % 2) of the fragment).
 __device__ __forceinline__ bool stream_k_row_kept(int rows, int mi, int h, int tid) {
   return mi * 64 + 16 * (tid / 32) + (tid % 32) / 4 + 8 * h < rows;
 }
 
+// This unit's sums into segment `seg` of the slot, then the arrival; `flag` is a shared word per consumer.
 template <int MI, int WN, int BM, int BN, int CS, int C>
 __device__ __forceinline__ bool stream_k_arrive(float (&acc)[MI][WN / 2], const EpilogueParams& ep, int seg_stride,
                                                 int slot, int seg, int nseg, cuda::std::uint32_t rank, int cidx,
