@@ -17,28 +17,16 @@ source scripts/device-lib.sh
 use_carry
 p=persistent_tma_
 if [ "${PART:-a}" = b ]; then
-  for fl in read write; do
-    stage "28672 rows forced, flush $fl"
-    BENCH_ARGS="--flush $fl" lab/bench-forced.sh 1x28672x8192,16x28672x8192,64x28672x8192 \
-      ${p}64x256x64_s5_c1_g8_tmastore_sk ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1 2>&1 |
-      tee -a "$out/forced-28672-$fl.txt"
-  done
+  forced_each_flush 28672 1x28672x8192,16x28672x8192,64x28672x8192 ${p}64x256x64_s5_c1_g8_tmastore_sk \
+    ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1
   BENCH_LOG=autotune bench_suites bmm:100
   stage done
   exit 0
 fi
 gpu_tests "StreamK.*:PersistentTma.EveryConfigLoopsOverTiles" 150
-for fl in write read; do
-  stage "decode forced, flush $fl"
-  BENCH_ARGS="--flush $fl" lab/bench-forced.sh decode ${p}64x256x64_s5_c1_g8_tmastore_sk \
-    ${p}64x128x64_s8_c1_g8_tmastore_sk ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1 2>&1 |
-    tee -a "$out/decode-forced-$fl.txt"
-done
-fresh_db /tmp/kc/kernels
-BENCH_LOG=autotune bench_suites decode:120
-stage "bench decode --flush read"
-timeout 100 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
-echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+FLUSHES="write read" forced_each_flush decode decode ${p}64x256x64_s5_c1_g8_tmastore_sk \
+  ${p}64x128x64_s8_c1_g8_tmastore_sk ${p}64x256x64_s5_c1_g8_tmastore skinny_256x64_st5_split1
+decode_tuned_both_flushes /tmp/kc/kernels
 fresh_db /tmp/kc/kernels
 BENCH_LOG=autotune bench_suites grouped:200
 stage done

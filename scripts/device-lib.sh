@@ -115,3 +115,24 @@ timed_suite() {
   TMAGEMM_LOG=${BENCH_LOG:-autotune} timeout "$4" build/tmagemm bench --suite "$1" $args --out "$d" > "$d/bench.txt" 2>&1
   echo "rc=$?"; rows < "$d/bench.txt"
 }
+
+# Forced choices (lab/bench-forced.sh) on one suite or shape list under each flush of $FLUSHES (default "read write"),
+# logged to $out/<name>-forced-<flush>.txt. Usage: forced_each_flush NAME SHAPES CHOICE...
+forced_each_flush() {
+  local name=$1 shapes=$2 fl
+  shift 2
+  for fl in ${FLUSHES:-read write}; do
+    stage "$name forced, flush $fl"
+    BENCH_ARGS="--flush $fl" lab/bench-forced.sh "$shapes" "$@" 2>&1 | tee -a "$out/$name-forced-$fl.txt"
+  done
+}
+
+# The decode suite tuned on a fresh database (AUTOTUNE log), then benchmarked under the read flush on the same one.
+# Usage: decode_tuned_both_flushes KERNELS_DIR
+decode_tuned_both_flushes() {
+  fresh_db "$1"
+  BENCH_LOG=autotune bench_suites decode:120
+  stage "bench decode --flush read"
+  timeout 100 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
+  echo "rc=$?"; rows < "$out/bench-decode-read.txt"
+}
