@@ -101,6 +101,22 @@ bool sustained_eligible(const GemmProblem& problem, std::size_t l2_bytes);
 // once after each flush (the order alternating by round), and a candidate's time is the geometric mean of its two
 // medians: a pick must hold under both, not exploit one.
 
+// The pick must also hold under each flush against cuBLASLt (issue 21: no row under 0.97 of cuBLASLt under either):
+// a choice of another backend whose median under either flush is more than kFlushHold slower than the fastest
+// cuBLASLt choice's under that flush is ranked behind cuBLASLt, at the larger of its geometric mean and the fastest
+// cuBLASLt geometric mean x (1 + 2 x margin) (beyond the near-tie band, so pick_winner never takes it over a cuBLASLt
+// choice; another choice that holds still can). Measured on the H200 (docs/perf-notes.md, forty-fourth session): on
+// 64 x 4096 x 14336 the geometric mean picked a skinny grid 10 % ahead of cuBLASLt under the write flush and 3.6 %
+// behind under the read flush (the bench's read-flush row 0.954).
+inline constexpr double kFlushHold = 0.02;
+struct FlushTimes {  // one timed choice of a memory-bound problem
+  double write_ms = 0, read_ms = 0;
+  bool library_ranked = false;  // a cuBLASLt choice
+};
+// The ranking time of each choice (the order of `t`): the geometric mean of its two medians, or for a choice that
+// does not hold (above) the cuBLASLt-relative time. Without a cuBLASLt choice, the geometric means.
+std::vector<double> flush_ranked_ms(const std::vector<FlushTimes>& t, double margin);
+
 struct Entry {  // what pick_winner needs of one timed choice
   double ms = 0;
   bool library_ranked = false;  // Choice::tie_policy() is TiePolicy::library_rank (cuBLASLt)

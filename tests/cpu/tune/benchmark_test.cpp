@@ -4,6 +4,7 @@
 // why a pick that is not the fastest row won.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
@@ -53,6 +54,51 @@ TEST(PickWinner, WithoutCublasLtTheFastestWins) {
   EXPECT_EQ(pick_winner({ours(1.0), ours(1.0)}, m), 0u);
   EXPECT_EQ(pick_winner({ours(1.0)}, m), 0u);
   EXPECT_EQ(pick_winner({ours(1.0), lt(std::numeric_limits<double>::infinity(), 0)}, m), 0u);
+}
+
+// The flush-hold rule (flush_ranked_ms): a choice more than kFlushHold behind the fastest cuBLASLt choice under either
+// flush ranks behind cuBLASLt's near-tie band, however far ahead it is under the other; one that holds keeps its
+// geometric mean.
+TEST(FlushRankedMs, AChoiceBehindCublasLtUnderOneFlushRanksAfterIt) {
+  const double mb = kTieMarginMemoryBound;
+  // The forty-third session's 64 x 4096 x 14336: ours 10 % ahead after a write flush, 3.6 % behind after a read.
+  const std::vector<FlushTimes> t = {{0.100, 1.036 * 0.110, false}, {0.110, 0.110, true}, {0.112, 0.111, true}};
+  const std::vector<double> ms = flush_ranked_ms(t, mb);
+  ASSERT_EQ(ms.size(), 3u);
+  EXPECT_NEAR(ms[1], 0.110, 1e-12);
+  EXPECT_NEAR(ms[2], std::sqrt(0.112 * 0.111), 1e-12);
+  EXPECT_NEAR(ms[0], 0.110 * (1 + 2 * mb), 1e-12);  // its geometric mean alone (0.1067) would win
+  // Ranked that way, the winner is cuBLASLt's.
+  std::vector<Entry> e = {lt(ms[1], 0), lt(ms[2], 1), ours(ms[0])};
+  EXPECT_EQ(pick_winner(e, mb), 0u);
+}
+
+TEST(FlushRankedMs, AChoiceThatHoldsUnderBothKeepsItsMean) {
+  const double mb = kTieMarginMemoryBound;
+  // Within kFlushHold under the read flush, far ahead under the write flush: its geometric mean, and it wins.
+  const double r = 0.110 * (1 + 0.9 * kFlushHold);
+  const std::vector<double> ms = flush_ranked_ms({{0.090, r, false}, {0.110, 0.110, true}}, mb);
+  EXPECT_NEAR(ms[0], std::sqrt(0.090 * r), 1e-12);
+  EXPECT_EQ(pick_winner({ours(ms[0]), lt(ms[1], 0)}, mb), 0u);
+}
+
+TEST(FlushRankedMs, TheReferenceIsTheFastestCublasLtChoiceUnderEachFlush) {
+  const double mb = kTieMarginMemoryBound;
+  // Ours beats both cuBLASLt choices' means, but algo B is 5 % faster than ours after a read flush: ranked after B.
+  const std::vector<double> ms =
+      flush_ranked_ms({{0.100, 0.100, false}, {0.099, 0.120, true}, {0.120, 0.095, true}}, mb);
+  EXPECT_NEAR(ms[0], std::sqrt(0.120 * 0.095) * (1 + 2 * mb), 1e-12);
+  // 1 % behind algo A after a write flush only (within kFlushHold): its mean.
+  const std::vector<double> near =
+      flush_ranked_ms({{0.100, 0.100, false}, {0.099, 0.120, true}, {0.120, 0.100, true}}, mb);
+  EXPECT_NEAR(near[0], 0.100, 1e-12);
+}
+
+TEST(FlushRankedMs, WithoutCublasLtTheMeansStand) {
+  const std::vector<double> ms =
+      flush_ranked_ms({{0.100, 0.200, false}, {0.150, 0.150, false}}, kTieMarginMemoryBound);
+  EXPECT_NEAR(ms[0], std::sqrt(0.02), 1e-12);
+  EXPECT_NEAR(ms[1], 0.150, 1e-12);
 }
 
 GemmProblem problem(int64_t mm, int64_t n, int64_t k) {
