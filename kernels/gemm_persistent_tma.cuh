@@ -472,6 +472,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         ks.receive(acc, tid, 4 + cidx);
       }
       // Stream-K: how many units' workspace sums this unit's tile is finished from (0: its own accumulators).
+      // (Negative: segment 0's sums are this unit's accumulators, not in the workspace; one register for both.)
       int reduce_segments = 0;
       if constexpr (Cfg::kStreamK) {
         int seg, nseg, slot;
@@ -481,10 +482,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
           // that arrives last adds every unit's sums in segment order and stores the tile (stream_k_fixup.cuh). An
           // idle consumer (rows past the tile's last row) has nothing to add or store.
           if (idle) continue;
-          if (!stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, seg_stride(), slot, seg, nseg, rank, cidx, tid,
-                                                      tc.m_end - row_base, sk_flag))
-            continue;
-          reduce_segments = nseg;
+          const int how = stream_k_arrive<MI, WN, BM, BN, CS, C>(acc, ep, seg_stride(), slot, seg, nseg, rank, cidx,
+                                                                 tid, tc.m_end - row_base, sk_flag);
+          if (how == 0) continue;
+          reduce_segments = how == 2 ? -nseg : nseg;
         }
       }
 #pragma unroll
@@ -498,9 +499,10 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
         };
         if constexpr (kPromote > 0) {
           finish(total[mi]);
-        } else if (Cfg::kStreamK && reduce_segments > 0) {
-          stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, seg_stride(), u.tile - work.dp_tiles, reduce_segments, rank,
-                                           cidx, mi, tid, tc.m_end - row_base);
+        } else if (Cfg::kStreamK && reduce_segments != 0) {
+          stream_k_sum<MI, WN, BM, BN, CS>(acc[mi], ep, seg_stride(), u.tile - work.dp_tiles,
+                                           reduce_segments < 0 ? -reduce_segments : reduce_segments,
+                                           reduce_segments < 0, rank, cidx, mi, tid, tc.m_end - row_base);
           finish(acc[mi]);
         } else {
           ptx::fence_accumulators(acc[mi]);
