@@ -29,6 +29,6 @@ for v in main cut; do
 done
 cp /tmp/tmagemm-cut build/tmagemm
 fresh_db /tmp/kcl/kernels
-BENCH_LOG=autotune bench_suites waves:120
+BENCH_LOG=autotune bench_suites waves:150
 keep_logs
 stage done
