@@ -473,8 +473,16 @@ StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers) 
   StreamKLayout l;
   if (workers < 1 || tiles % workers == 0 || k_blocks < 2) return l;
   const int64_t dp = tiles / workers * workers;  // the whole waves
-  const int64_t per = ((tiles - dp) * k_blocks + workers - 1) / workers;
-  l.split_tiles = tiles - dp;
+  const int64_t r = tiles - dp;
+  // kernels/scheduler.cuh stream_k_cut (keep identical): the even cut, or every tile cut alike into segments of
+  // ceil(kb / s) K blocks, s = min(workers / r, kb / 2) >= 2, where that is within 6/5 of the even cut's.
+  int64_t per = (r * k_blocks + workers - 1) / workers;
+  if (const int64_t s = std::min(workers / r, k_blocks / 2); s >= 2) {
+    const int64_t even = (k_blocks + s - 1) / s;
+    if (5 * even <= 6 * per) per = even;
+  }
+  l.split_tiles = r;
+  l.per_worker = per;
   l.max_segments = (k_blocks + per - 1) / per + 1;
   return l;
 }
@@ -783,8 +791,9 @@ double persistent_tma_score(const GemmProblem& p, const TmaConfig& c, const runt
     const int64_t k_blocks = (p.k + c.bk - 1) / c.bk;
     const StreamKLayout l = stream_k_layout(static_cast<int64_t>(tiles), k_blocks, static_cast<int64_t>(workers));
     if (l.split_tiles > 0) {
-      const double units = double(l.split_tiles) * double(k_blocks) / std::max(1.0, std::ceil(double(l.split_tiles) *
-                                                                                              k_blocks / workers)) +
+      // The whole waves, then the longest shared-out range.
+      waves = std::max(1.0, std::floor(tiles / workers) + double(l.per_worker) / double(k_blocks));
+      const double units = double(l.split_tiles) * double(k_blocks) / double(std::max<int64_t>(1, l.per_worker)) +
                            double(l.split_tiles);
       const double traffic_s = units * c.bm * c.bn * cm * cn * 4.0 * 2.0 / 3.0e12;
       const double wave_s = 2.0 * c.bm * c.bn * cm * cn * double(p.k) / (c.weight * kGemmFlopsPerS / workers);
@@ -844,7 +853,8 @@ double persistent_tma_roofline_s(const GemmProblem& p, const TmaConfig& c, const
   // its share of K blocks while the round's bytes stream on every cluster, then the split tiles' fp32 partial sums
   // are written and read again (the score's count of units, at ~3 TB/s).
   const int64_t k_blocks = std::max<int64_t>(1, (p.k + c.bk - 1) / c.bk);
-  const double per = std::ceil(rest * double(k_blocks) / workers);
+  const double per = double(std::max<int64_t>(
+      1, stream_k_layout(static_cast<int64_t>(rest), k_blocks, static_cast<int64_t>(workers)).per_worker));
   const double units = rest * double(k_blocks) / std::max(1.0, per) + rest;
   const double partials_s = units * c.bm * c.bn * c.cluster_m * c.cluster_n * 4.0 * 2.0 / 3.0e12;
   return full_s + std::max(tile_compute_s * per / double(k_blocks), stream_s(rest * tile_bytes, workers)) +

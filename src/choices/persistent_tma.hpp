@@ -92,6 +92,7 @@ std::size_t persistent_tma_workspace_bytes(const GemmProblem& problem, const Tma
 // workspace slot; StreamKSchedule::max_segments).
 struct StreamKLayout {
   int64_t split_tiles = 0, max_segments = 1;
+  int64_t per_worker = 0;  // K blocks a worker's shared-out range takes (kernels/scheduler.cuh stream_k_cut)
 };
 StreamKLayout stream_k_layout(int64_t tiles, int64_t k_blocks, int64_t workers);
 

@@ -268,6 +268,28 @@ TEST(PersistentTmaHost, StreamKGridTakesEveryClusterWhereTilesAreFewer) {
   EXPECT_GE(ws.partials_bytes, std::size_t(l.split_tiles * l.max_segments) * 64 * 256 * 4);
 }
 
+TEST(PersistentTmaHost, StreamKCutsTilesAlikeWhereASegmentFitsEachWorker) {
+  // 2304 x 2304 x 8192 on 128x256: 162 tiles of 128 K blocks on 132 workers, 30 shared out. Cut alike: 4 segments of
+  // 32 K blocks a tile (120 workers), against the even cut's 30 a worker running across tiles.
+  StreamKLayout l = stream_k_layout(162, 128, 132);
+  EXPECT_EQ(l.split_tiles, 30);
+  EXPECT_EQ(l.per_worker, 32);
+  EXPECT_EQ(l.max_segments, 5);
+  // 4224^3: 561 tiles of 66, 33 shared out: 4 segments of 17 (the even cut's own length).
+  l = stream_k_layout(561, 66, 132);
+  EXPECT_EQ(l.split_tiles, 33);
+  EXPECT_EQ(l.per_worker, 17);
+  // 2560^3: 200 tiles of 40, 68 shared out: two segments a tile need 136 workers, so the even cut (21).
+  l = stream_k_layout(200, 40, 132);
+  EXPECT_EQ(l.split_tiles, 68);
+  EXPECT_EQ(l.per_worker, 21);
+  // 6144 x 1536 x 4096: 288 tiles of 64, 24 shared out: 5 segments of 13 (even 12: within 6/5).
+  l = stream_k_layout(288, 64, 132);
+  EXPECT_EQ(l.per_worker, 13);
+  // The decode rows' 112 tiles on 132: one segment a worker is all that fits; the even cut.
+  EXPECT_EQ(stream_k_layout(112, 128, 132).per_worker, 109);
+}
+
 // scaled_mm problems: fp8 A (M x K row-major) and B (K x N column-major), bf16 out, tensorwise scales.
 GemmProblem fp8_problem(int64_t m, int64_t n, int64_t k, bool fast_accum) {
   GemmProblem p = problem(m, n, k, true);
@@ -421,15 +443,16 @@ TEST(PersistentTmaHost, RooflineIsTheLongerOfComputeAndStreamedBytes) {
   const double short_in_flight = 4 * 64.0 / 4096 * bytes(1, 4096, 4096) / 16;
   ASSERT_GT(short_tile_s, stream_s(bytes(1, 4096, 4096), 16, short_in_flight));
   EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 4096, false), big, d, 0), short_tile_s, 1e-3 * short_tile_s);
-  // Stream-K: 1 x 4096 x 14336 on 128x128 is 32 tiles, one short round, which stream-K shares out over the 132 SMs
-  // (55 of the 224 K blocks each) while the 117 MB stream on all of them (98 KB in flight each: under the card's
-  // rate); then the split tiles' fp32 partial sums (32 x 224 / 55 + 32 units of 128 x 128, written and read at 3 TB/s).
+  // Stream-K: 1 x 4096 x 14336 on 128x128 is 32 tiles, one short round, which stream-K shares out over 128 of the 132
+  // SMs (each tile cut alike into 4 segments of 56 of its 224 K blocks; the even cut's 55 is within 6/5) while the
+  // 117 MB stream on all of them (98 KB in flight each: under the card's rate); then the split tiles' fp32 partial
+  // sums (32 x 224 / 56 + 32 units of 128 x 128, written and read at 3 TB/s).
   const TmaConfig& sk = config("persistent_tma_128x128x64_s6_c2_g8_tmastore_sk");
   const double sk_tile_s = 2.0 * 128 * 128 * 14336 / (sk.weight * kGemmFlopsPerS / 132);
   const double sk_in_flight = 6 * 64.0 / 14336 * bytes(1, 4096, 14336) / 32;
   ASSERT_LT(132 * sk_in_flight / kLoadLatencyS, kStreamBytesPerS);
-  const double sk_share_s = std::max(sk_tile_s * 55 / 224, stream_s(bytes(1, 4096, 14336), 132, sk_in_flight));
-  const double sk_partials_s = (32.0 * 224 / 55 + 32) * 128 * 128 * 8 / 3e12;
+  const double sk_share_s = std::max(sk_tile_s * 56 / 224, stream_s(bytes(1, 4096, 14336), 132, sk_in_flight));
+  const double sk_partials_s = (32.0 * 224 / 56 + 32) * 128 * 128 * 8 / 3e12;
   EXPECT_NEAR(persistent_tma_roofline_s(problem(1, 4096, 14336, false), sk, d, 0), sk_share_s + sk_partials_s,
               1e-6 * sk_share_s);
   // ... where the same tile whole computes for all of K.
