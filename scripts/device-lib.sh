@@ -136,3 +136,32 @@ decode_tuned_both_flushes() {
   timeout 100 build/tmagemm bench --suite decode --flush read --out "$out" > "$out/bench-decode-read.txt" 2>&1
   echo "rc=$?"; rows < "$out/bench-decode-read.txt"
 }
+
+# Few files come back from $OUT: moves $out's logs to /tmp/logs and packs them all into $out/logs.tgz (call after
+# each step, so that a run cut short still returns what it logged).
+keep_logs() { mkdir -p /tmp/logs; mv "$out"/*.txt /tmp/logs/ 2>/dev/null; tar czf "$out/logs.tgz" -C /tmp/logs .; }
+
+# A second build carried in .carry/lab (tmagemm, tmagemm_gpu_tests, kcache.tgz) beside main's (use_carry first): main's
+# binary kept as /tmp/tmagemm-main, the second as /tmp/tmagemm-$1 with its kernels in /tmp/kcl/kernels; its GPU tests
+# take build/tests; a fresh tuning database on its kernels. Usage: use_lab_build NAME
+use_lab_build() {
+  cp build/tmagemm /tmp/tmagemm-main
+  mkdir -p /tmp/kcl && tar -C /tmp/kcl -xzf .carry/lab/kcache.tgz
+  cp .carry/lab/tmagemm "/tmp/tmagemm-$1"
+  cp .carry/lab/tmagemm_gpu_tests build/tests/tmagemm_gpu_tests
+  fresh_db /tmp/kcl/kernels
+}
+
+# Forced choices (forced_each_flush) with main's binary, then use_lab_build's LAB, each on its own kernels; logs
+# NAME-main-forced-<flush>.txt and NAME-LAB-forced-<flush>.txt. Usage: forced_main_and_lab LAB NAME SHAPES CHOICE...
+forced_main_and_lab() {
+  local lab=$1 name=$2 shapes=$3 v kc
+  shift 3
+  for v in main "$lab"; do
+    [ "$v" = main ] && kc=/tmp/kc/kernels || kc=/tmp/kcl/kernels
+    export TMAGEMM_CACHE_DIR=/tmp/forced-$v
+    mkdir -p "$TMAGEMM_CACHE_DIR" && cp -r --update=none "$kc" "$TMAGEMM_CACHE_DIR/"
+    TMAGEMM_BIN=/tmp/tmagemm-$v forced_each_flush "$name-$v" "$shapes" "$@"
+    keep_logs
+  done
+}

@@ -8,8 +8,6 @@
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-# Few files come back from $OUT: the logs are moved out of it and packed into one after each step.
-keep_logs() { mkdir -p /tmp/logs; mv "$out"/*.txt /tmp/logs/ 2>/dev/null; tar czf "$out/logs.tgz" -C /tmp/logs .; }
 p=persistent_tma_
 FLUSHES=write forced_each_flush waves waves ${p}128x256x64_s4_c2_g8_tmastore ${p}128x256x64_s4_c2_g8_tmastore_sk \
   ${p}128x256x64_s4_c2_g8_cm2_tmastore ${p}128x256x64_s4_c2_g8_cm2_tmastore_sk

@@ -8,25 +8,14 @@
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-keep_logs() { mkdir -p /tmp/logs; mv "$out"/*.txt /tmp/logs/ 2>/dev/null; tar czf "$out/logs.tgz" -C /tmp/logs .; }
-cp build/tmagemm /tmp/tmagemm-main
-mkdir -p /tmp/kcl && tar -C /tmp/kcl -xzf .carry/lab/kcache.tgz
-cp .carry/lab/tmagemm /tmp/tmagemm-cut
-cp .carry/lab/tmagemm_gpu_tests build/tests/tmagemm_gpu_tests
-fresh_db /tmp/kcl/kernels
+use_lab_build cut
 gpu_tests "StreamK.*:Addmm.StreamKSplitTilesGetTheEpilogue:GroupedMm.StreamK*" 240
 memcheck_tests "StreamK.F16AndF32Outputs:StreamK.BatchedProblemSharesItsLastWave" 120
 keep_logs
 p=persistent_tma_
-for v in main cut; do
-  [ $v = main ] && kc=/tmp/kc/kernels || kc=/tmp/kcl/kernels
-  export TMAGEMM_CACHE_DIR=/tmp/forced-$v; mkdir -p $TMAGEMM_CACHE_DIR; cp -r --update=none $kc $TMAGEMM_CACHE_DIR/
-  TMAGEMM_BIN=/tmp/tmagemm-$v FLUSHES=write forced_each_flush waves-$v waves ${p}128x256x64_s4_c2_g8_tmastore_sk \
-    ${p}128x256x64_s4_c2_g8_cm2_tmastore_sk ${p}128x128x64_s6_c2_g8_tmastore_sk
-  TMAGEMM_BIN=/tmp/tmagemm-$v FLUSHES=read forced_each_flush decode-$v decode ${p}64x256x64_s5_c1_g8_tmastore_sk \
-    ${p}64x128x64_s8_c1_g8_tmastore_sk
-  keep_logs
-done
+FLUSHES=write forced_main_and_lab cut waves waves ${p}128x256x64_s4_c2_g8_tmastore_sk \
+  ${p}128x256x64_s4_c2_g8_cm2_tmastore_sk ${p}128x128x64_s6_c2_g8_tmastore_sk
+FLUSHES=read forced_main_and_lab cut decode decode ${p}64x256x64_s5_c1_g8_tmastore_sk ${p}64x128x64_s8_c1_g8_tmastore_sk
 cp /tmp/tmagemm-cut build/tmagemm
 fresh_db /tmp/kcl/kernels
 BENCH_LOG=autotune bench_suites waves:150
