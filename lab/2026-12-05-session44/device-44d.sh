@@ -11,5 +11,6 @@ keep_logs
 memcheck_tests "StreamK.F16AndF32Outputs:StreamK.BatchedProblemSharesItsLastWave" 60
 keep_logs
 p=persistent_tma_
-FLUSHES=write forced_main_and_lab cut waves waves ${p}128x256x64_s4_c2_g8_tmastore_sk ${p}128x256x64_s4_c2_g8_cm2_tmastore_sk
+FLUSHES=write forced_main_and_lab cut waves waves ${p}128x256x64_s4_c2_g8_tmastore_sk \
+  ${p}128x256x64_s4_c2_g8_cm2_tmastore_sk
 stage done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# device-44e.sh — the forty-fourth session's last call, not run (the device refused: too little time left): main with the stream-K cut (carried at
-# its kernels, lab/prepare-39.sh PART=1), tuned on fresh databases: waves, grouped, decode under both flushes.
+# device-44e.sh — the forty-fourth session's last call, not run (the device refused: too little device time left):
+# main with the stream-K cut (carried at its kernels, lab/prepare-39.sh PART=1), tuned on fresh databases: waves,
+# grouped, decode under both flushes. For the next session's first call.
 # Carry [".carry/bin", ".carry/kcache.tgz"].
 out=$OUT
 source scripts/device-lib.sh
