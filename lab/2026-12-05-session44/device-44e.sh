@@ -8,7 +8,8 @@
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-gpu_tests "StreamK.*:GroupedMm.StreamK*:Addmm.StreamKSplitTilesGetTheEpilogue:PersistentTma.EveryConfigEveryLayout:Tuner.*" 300
+tests="StreamK.*:GroupedMm.StreamK*:Addmm.StreamKSplitTilesGetTheEpilogue:PersistentTma.EveryConfigEveryLayout"
+gpu_tests "$tests:Tuner.*" 300
 memcheck_tests "StreamK.F16AndF32Outputs:GroupedMm.StreamKWorstSplitInAWorkspaceOfExactlyItsSize" 120
 keep_logs
 fresh_db /tmp/kc/kernels
