@@ -483,13 +483,13 @@ TEST_F(Tuner, PrescreenKeepsTilesTheBytesRooflineRanksLevelOnMemoryBoundProblems
   EXPECT_NE(reason_of(problem(64, 33792, 8192), sk64).find("stream-K is timed only where predicted ahead"),
             std::string::npos)
       << reason_of(problem(64, 33792, 8192), sk64);
-  // The waves shapes whose short last wave is cut alike (stream_k_cut; forced on an H100, forty-fourth session,
-  // 2304 x 2304 x 8192 on 128x256 stream-K read 1.039 of cuBLASLt, whole tiles 0.789): both 128x256 stream-K configs
-  // are timed there.
-  for (const GemmProblem& p : {problem(2304, 2304, 8192), problem(4224, 4224, 4224), problem(6144, 1536, 4096)})
-    for (const char* name : {"persistent_tma_128x256x64_s4_c2_g8_tmastore_sk",
-                             "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk"})
-      EXPECT_EQ(reason_of(p, name), "") << name << " on " << p.m << " x " << p.n << " x " << p.k;
+  // A short last wave cut alike (stream_k_cut): 2304 x 2304 x 8192 on 128x256 is 162 tiles, 30 of them cut into 4
+  // segments of 32 K blocks; forced on an H100 (forty-fourth session) its stream-K read 1.039 of cuBLASLt, whole tiles
+  // 0.789. Both 128x256 stream-K configs are timed there. (On 4224^3 and 6144 x 1536 x 4096, also cut alike, the model
+  // puts them 3-7 % behind the best whole tile, and they are set aside.)
+  for (const char* name : {"persistent_tma_128x256x64_s4_c2_g8_tmastore_sk",
+                           "persistent_tma_128x256x64_s4_c2_g8_cm2_tmastore_sk"})
+    EXPECT_EQ(reason_of(problem(2304, 2304, 8192), name), "") << name;
   // Compute-bound problems keep the compute model alone: 64x128 on 4096^3 stays set aside.
   ASSERT_FALSE(memory_bound(problem(4096, 4096, 4096)));
   EXPECT_EQ(reason_of(problem(4096, 4096, 4096), "persistent_tma_64x128x64_s8_c1_g8_tmastore"),
