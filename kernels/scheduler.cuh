@@ -79,7 +79,6 @@ struct WorkUnit {
   int kb0, kb1;  // K blocks [kb0, kb1) of the tile
 };
 
-// An aggregate (a stream-K kernel keeps it in shared memory, so that it does not hold registers across the K loop).
 // Mirrored on the host (src/choices/persistent_tma.cpp stream_k_layout): keep the two identical.
 // The shared-out range's cut, for r = T mod P tiles of kb K blocks on P workers: L (per_worker) K blocks a worker, and
 // the iterations a tile takes in the range (stride). Either the ranges run on across tiles (stride kb, L = ceil(r kb /
@@ -101,6 +100,7 @@ __device__ inline void stream_k_cut(int r, int kb, int P, int& per_worker, int& 
   stride = (kb + L - 1) / L * L;
 }
 
+// An aggregate (a stream-K kernel keeps it in shared memory, so that it does not hold registers across the K loop).
 struct StreamKSchedule {
   int total, k_blocks, workers, dp_tiles, sk_iters, per_worker, kb_stride;
 

@@ -574,8 +574,8 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
   }
   // Both flushes: the ranking times of the flush-hold rule (flush_ranked_ms; benchmark.hpp, kFlushHold).
   std::vector<double> ranked(measured.size(), 0);
+  std::vector<FlushTimes> ft;  // (each choice's two medians, also kept for the AUTOTUNE log)
   if (both_flushes) {
-    std::vector<FlushTimes> ft;
     for (const Measured& m : measured)
       ft.push_back({m.failed ? INFINITY : median(m.times), m.failed ? INFINITY : median(m.times_read),
                     m.choice->tie_policy() == choices::TiePolicy::library_rank});
@@ -586,7 +586,7 @@ Tuned benchmark(const GemmProblem& p, const Options& o, const std::vector<choice
     if (m.failed) continue;
     result.timings.push_back(
         {m.choice->name(), sustained[i] > 0 ? sustained[i] : both_flushes ? ranked[i] : score(m)});
-    if (both_flushes) result.flush_ms.push_back({m.choice->name(), {median(m.times), median(m.times_read)}});
+    if (both_flushes) result.flush_ms.push_back({m.choice->name(), {ft[i].write_ms, ft[i].read_ms}});
     ++result.benchmarked;
   }
   std::erase_if(measured, [](const Measured& m) { return m.failed; });
