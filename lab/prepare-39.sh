@@ -2,7 +2,8 @@
 # prepare-39.sh — builds what lab/device-39.sh carries, on the build machine (no GPU needed). From the repository root,
 # after scripts/install-deps.sh:
 #   PART=1 (default): build/ (Release), the full compile-check into .kcache, .carry/bin/{tmagemm,tmagemm_gpu_tests,
-#           wgmma_rate,tile_stream}, .carry/kcache.tgz. ~20 min on 2 cores from scratch (the compile-check is ~8 of them).
+#           wgmma_rate,tile_stream,dsmem_reduce}, .carry/kcache.tgz. ~20 min on 2 cores from scratch (the compile-check
+#           is ~8 of them).
 #   PART=2: the thirty-eighth session's three-consumer patch built in a worktree (/tmp/wt39, at 8944695: the patch
 #           predates the forty-first session's kernel split), its compile-check of
 #           the patched configs only, .carry/lab/{tmagemm,kcache.tgz}.
@@ -19,6 +20,7 @@ case "${PART:-1}" in
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Ikernels \
     -o .carry/bin/wgmma_rate lab/probes/wgmma_rate.cu
   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o .carry/bin/tile_stream lab/probes/tile_stream.cu
+  nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o .carry/bin/dsmem_reduce lab/probes/dsmem_reduce.cu
   du -sh .carry
   ;;
 2)
