@@ -3,8 +3,8 @@
 # ".carry/kcache.tgz"] (lab/prepare-39.sh PART=1 at HEAD: builds .carry/bin/dsmem_reduce too). ~5 min.
 #   1. lab/probes/dsmem_reduce.cu: what the skinny kernel's split reduction waits on (DSMEM load latency per unit,
 #      bandwidth, stores, a busy DRAM): five ways to read the partials, alone and beside a DRAM stream.
-#   2. main tuned on fresh databases (the forty-fourth session's stream-K cut and flush-hold rule, never yet on an
-#      H200): waves, decode under both flushes, grouped.
+#   2. device-45d.sh: main tuned on fresh databases (the forty-fourth session's stream-K cut and flush-hold rule,
+#      never yet on an H200): waves, decode under both flushes, grouped.
 out=$OUT
 source scripts/device-lib.sh
 use_carry
@@ -12,12 +12,4 @@ stage "dsmem_reduce probe"
 timeout 120 .carry/bin/dsmem_reduce > "$out/dsmem-reduce.txt" 2>&1
 echo "rc=$?"; cat "$out/dsmem-reduce.txt"
 keep_logs
-fresh_db /tmp/kc/kernels
-BENCH_LOG=autotune bench_suites waves:60
-keep_logs
-decode_tuned_both_flushes /tmp/kc/kernels
-keep_logs
-fresh_db /tmp/kc/kernels
-BENCH_LOG=autotune bench_suites grouped:110
-keep_logs
-stage done
+bash lab/2026-12-05-session45/device-45d.sh  # waves, decode under both flushes, grouped

@@ -15,27 +15,14 @@
 //   3 nostore: as 0 without the global stores (the sums kept in a register, one store at the end)
 //   4 push   : before the barrier each CTA writes every peer's columns of its partial into that peer's receive
 //              area with remote stores (st.shared::cluster.v4); after it, local loads only (the time includes the push)
-// Each runs alone, then beside a DRAM stream (a second kernel on another stream, half as many 512-thread CTAs as SMs
-// reading a 2 GiB buffer twice at HBM rate, launched first; the clusters may share SMs with it), as the tail of a
+// Each runs alone, then beside a DRAM stream (stream_timing.cuh's flush_read on another stream, half as many
+// 512-thread CTAs as SMs reading a 2 GiB buffer at HBM rate, ~0.5 ms, launched first; the clusters may share SMs with it), as the tail of a
 // decode kernel reduces while other clusters still stream.
 // Build: nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o dsmem_reduce dsmem_reduce.cu
 // Run: ./dsmem_reduce   (a table: S, BN, mode, background, median / max over CTAs of the reduction in ns)
 #include <cuda_bf16.h>
-#include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <vector>
-
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "stream_timing.cuh"  // CK, flush_read (the background stream)
 
 constexpr int kThreads = 160, kRows = 64, kPad = 4;
 
@@ -153,20 +140,8 @@ __global__ void __launch_bounds__(kThreads) reduce_probe(__nv_bfloat16* out, int
   if (threadIdx.x == 0) times[blockIdx.x] = t1 - t0;
 }
 
-// The background: each CTA reads its share of `buf` (16-byte loads, 4 in flight a thread) `passes` times.
-__global__ void __launch_bounds__(512) stream_read(const uint4* buf, size_t n, int passes, uint4* sink) {
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  for (int p = 0; p < passes; ++p)
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-      const uint4 v = __ldcs(buf + i);
-      acc.x ^= v.x;
-      acc.y ^= v.y;
-    }
-  if (acc.x == 0x12345678u) sink[0] = acc;
-}
-
 template <int S, int BN, int MODE>
-void run(int clusters, bool background, const uint4* buf, size_t nbuf, uint4* sink, int bg_ctas,
+void run(int clusters, bool background, const uint4* buf, size_t nbuf, unsigned* sink, int bg_ctas,
          cudaStream_t s_main, cudaStream_t s_bg) {
   const int N = clusters * BN, grid = clusters * S;
   const size_t smem = sizeof(float) * (kRows * (BN + kPad) + (MODE == 4 ? S * kRows * (BN / S) : 0));
@@ -191,7 +166,7 @@ void run(int clusters, bool background, const uint4* buf, size_t nbuf, uint4* si
   std::vector<unsigned long long> all;
   for (int rep = 0; rep < 20; ++rep) {
     if (background) {
-      stream_read<<<bg_ctas, 512, 0, s_bg>>>(buf, nbuf, 2, sink);
+      flush_read<<<bg_ctas, 512, 0, s_bg>>>(buf, nbuf, sink);
       CK(cudaGetLastError());
     }
     CK(cudaLaunchKernelEx(&cfg, kern, out, N, times));
@@ -209,7 +184,7 @@ void run(int clusters, bool background, const uint4* buf, size_t nbuf, uint4* si
 }
 
 template <int S, int BN>
-void all_modes(int clusters, bool bg, const uint4* buf, size_t n, uint4* sink, int bg_ctas, cudaStream_t a,
+void all_modes(int clusters, bool bg, const uint4* buf, size_t n, unsigned* sink, int bg_ctas, cudaStream_t a,
                cudaStream_t b) {
   run<S, BN, 0>(clusters, bg, buf, n, sink, bg_ctas, a, b);
   run<S, BN, 1>(clusters, bg, buf, n, sink, bg_ctas, a, b);
@@ -222,9 +197,10 @@ int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const size_t bytes = size_t(2) << 30, n = bytes / sizeof(uint4);
-  uint4 *buf, *sink;
+  uint4* buf;
+  unsigned* sink;
   CK(cudaMalloc(&buf, bytes));
-  CK(cudaMalloc(&sink, sizeof(uint4)));
+  CK(cudaMalloc(&sink, sizeof(unsigned)));
   CK(cudaMemset(buf, 1, bytes));
   cudaStream_t a, b;
   CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
