@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepare-46.sh — builds what lab/2026-12-06-session46/device-46b.sh carries as .carry/lab (no GPU needed), from the
+# prepare-46.sh — builds what lab/2026-12-06-session46/device-46c.sh carries as .carry/lab (no GPU needed), from the
 # repository root: skinny-batched-reduce.patch (the skinny kernel's reduction issues the remote loads of several
 # units before summing any) in a worktree at HEAD (/tmp/wt46), its binaries and the compile-check of its skinny
 # kernels (a kernel header change changes every kernel's cache key, so the lab build's tests are the skinny ones).
