@@ -3,7 +3,8 @@
 # rate (lab/2026-12-06-session46/device-47a.sh: timelines at 16 and 64 rows, read flush), plus the 1x14336x4096 row
 # (0.975 under the read flush, forty-sixth session) and the 32 MB rows (2.5 TB/s: fixed costs). 2) The bmm and square suites tuned on a fresh database: bmm was
 # last measured on the H200 in the thirty-fourth session, square in the forty-third, before the stream-K cut.
-# Carry [".carry/bin", ".carry/kcache.tgz"] (main's full kernel cache; traced kernels compile on the device).
+# Then cuBLASLt's own configs on the decode rows under the read flush.
+# Carry [".carry/bin" (with cublaslt_algo_config built from lab/probes), ".carry/kcache.tgz"] (main's full kernel cache; traced kernels compile on the device).
 out=$OUT
 source scripts/device-lib.sh
 use_carry
@@ -12,6 +13,10 @@ skinny_traces "16x4096x14336 skinny_256x64_st5_split4" "64x4096x14336 skinny_256
   "16x4096x14336 skinny_128x64_st4_split2" "64x4096x14336 skinny_128x64_st4_split2" \
   "1x14336x4096 skinny_128x64_st4_split2_cast4" "1x4096x4096 skinny_256x64_st5_split4" \
   "16x4096x4096 skinny_64x64_st12_split2"
+keep_logs
+stage "cuBLASLt's picks on the decode rows, read flush"  # lab/probes/cublaslt_algo_config.cu (FLUSH=read)
+FLUSH=read timeout 60 .carry/bin/cublaslt_algo_config 64x4096x14336 64x14336x4096 64x4096x4096 16x4096x14336 \
+  1x14336x4096 > "$out/cublaslt-picks-read.txt" 2>&1; echo "rc=$?"; cat "$out/cublaslt-picks-read.txt"
 keep_logs
 BENCH_LOG=autotune bench_suites bmm:120
 keep_logs

@@ -1,7 +1,8 @@
 // cublaslt_algo_config.cu — what cuBLASLt's heuristic picks for a row-major bf16 GEMM (the bench's layout "rr"):
 // for each of its top 8 algorithms the config attributes (algo id, tile, stages, split-K count and reduction scheme,
-// CTA swizzle, cluster shape) and its median time over 200 runs after a 256 MiB write flush (the bench's method).
-// Usage: cublaslt_algo_config MxNxK ...   Build: nvcc -O2 -arch=sm_90a -o cublaslt_algo_config cublaslt_algo_config.cu -lcublasLt
+// CTA swizzle, cluster shape) and its median time over 200 runs after a 256 MiB write flush (the bench's method), or
+// with FLUSH=read after a kernel that reads the 256 MiB (L2 left holding clean lines: the bench's --flush read).
+// Usage: [FLUSH=read] cublaslt_algo_config MxNxK ...   Build: nvcc -O2 -arch=sm_90a -o cublaslt_algo_config cublaslt_algo_config.cu -lcublasLt
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CK(x)                                                                                   \
@@ -19,6 +21,16 @@
       std::exit(1);                                                                             \
     }                                                                                           \
   } while (0)
+
+// The read flush: every thread sums its strided 16-byte words; one store keeps the loads alive.
+__global__ void read_all(const int4* p, size_t n, int* sink) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const int4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff) *sink = acc;
+}
 
 template <class T>
 T cfg(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
@@ -35,6 +47,11 @@ int main(int argc, char** argv) {
   void *flush, *ws;
   CK(cudaMalloc(&flush, flush_bytes));
   CK(cudaMalloc(&ws, ws_bytes));
+  const char* flush_env = std::getenv("FLUSH");
+  const bool read_flush = flush_env && std::string(flush_env) == "read";
+  int* sink;
+  CK(cudaMalloc(&sink, sizeof(int)));
+  CK(cudaMemset(flush, 1, flush_bytes));
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -60,13 +77,16 @@ int main(int argc, char** argv) {
     cublasLtMatmulHeuristicResult_t res[8];
     int found = 0;
     CK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 8, res, &found));
-    std::printf("%ldx%ldx%ld: %d algorithms\n", m, n, k, found);
+    std::printf("%ldx%ldx%ld (%s flush): %d algorithms\n", m, n, k, read_flush ? "read" : "write", found);
     const float alpha = 1, beta = 0;
     for (int r = 0; r < found; ++r) {
       const cublasLtMatmulAlgo_t& al = res[r].algo;
       std::vector<float> t;
       for (int rep = 0; rep < 200; ++rep) {
-        cudaMemsetAsync(flush, rep & 0xff, flush_bytes);
+        if (read_flush)
+          read_all<<<132 * 8, 512>>>(static_cast<const int4*>(flush), flush_bytes / 16, sink);
+        else
+          cudaMemsetAsync(flush, rep & 0xff, flush_bytes);
         cudaEventRecord(e0);
         cublasLtMatmul(lt, op, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &al, ws, ws_bytes, 0);
         cudaEventRecord(e1);
