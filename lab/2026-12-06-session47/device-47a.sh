@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# device-47a.sh — the forty-seventh session's first call (~8 min). 1) Where the 64-row skinny grids lose their stream
+# device-47a.sh — the forty-seventh session's first call (~6 min). 1) Where the 64-row skinny grids lose their stream
 # rate (lab/2026-12-06-session46/device-47a.sh: timelines at 16 and 64 rows, read flush), plus the 1x14336x4096 row
-# (0.975 under the read flush, forty-sixth session) and the 32 MB rows (2.5 TB/s: fixed costs). Last, the bmm suite tuned on a fresh
+# (0.975 under the read flush, forty-sixth session) and the 32 MB rows (2.5 TB/s: fixed costs). 2) cuBLASLt's own
+# configs on the decode rows under the read flush. 3) Whether cuBLASLt has configs faster than its heuristic's top 4
+# on the waves and decode rows (lab/probes/cublaslt_algo_search.cu). With BMM=1, last, the bmm suite tuned on a fresh
 # database (last measured on the H200 in the thirty-fourth session, before the stream-K cut).
-# Then cuBLASLt's own configs on the decode rows under the read flush, and whether cuBLASLt has configs faster than
-# its heuristic's top 4 on the waves and decode rows (lab/probes/cublaslt_algo_search.cu).
-# Carry [".carry/bin" (with cublaslt_algo_config built from lab/probes), ".carry/kcache.tgz"] (main's full kernel cache; traced kernels compile on the device).
+# Carry [".carry/bin" (with the two probes built from lab/probes), ".carry/kcache.tgz"] (main's full kernel cache;
+# traced kernels compile on the device).
 out=$OUT
 source scripts/device-lib.sh
 use_carry
@@ -29,6 +30,5 @@ FLUSH=read PASS1_SECONDS=11 timeout 100 .carry/bin/cublaslt_algo_search 64x4096x
   16x4096x14336 1x14336x4096 > "$out/algo-search-decode-read.txt" 2>&1
 echo "rc=$?"; grep -E "flush|pass 1|heuristic's best" "$out/algo-search-decode-read.txt" | awk '/flush/{print; n=0; next} n<4{print; n++}'
 keep_logs
-BENCH_LOG=autotune bench_suites bmm:120
-keep_logs
+[ -n "${BMM:-}" ] && { BENCH_LOG=autotune bench_suites bmm:120; keep_logs; }
 stage done
