@@ -5,7 +5,7 @@
 // swizzle and custom option its capabilities allow, that cublasLtMatmulAlgoCheck accepts: pass 1 times each 3 times
 // (median) after the flush; pass 2 times the 24 fastest and the heuristic's top 4, interleaved round by round, 60
 // rounds, and prints them by median with the heuristic's best as 1.000.
-// FLUSH=write (default; a 256 MiB memset before each run, as the bench) or read (a kernel reading the 256 MiB).
+// DUMP=1 prints every pass-1 median. FLUSH=write (default; a 256 MiB memset before each run, as the bench) or read (a kernel reading the 256 MiB).
 // Usage: [FLUSH=read] cublaslt_algo_search MxNxK ...
 // Build: nvcc -O2 -arch=sm_90a -o cublaslt_algo_search cublaslt_algo_search.cu -lcublasLt
 #include <cublasLt.h>
@@ -150,7 +150,15 @@ int main(int argc, char** argv) {
                                 CUDA_R_16BF, 256, ids, &nids));
     std::vector<Cand> all;
     long tried = 0;
+    // Only the algorithm ids the heuristic offers (algo 66 on sm_90: the others are older kernels), over every cluster
+    // shape up to 4 CTAs (an sm_90 algorithm refuses the automatic one).
+    std::vector<int> heur_ids;
+    for (auto& h : heur) heur_ids.push_back(cfg<int>(h.algo, CUBLASLT_ALGO_CONFIG_ID));
+    const uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_AUTO, CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
+                                 CUBLASLT_CLUSTER_SHAPE_4x1x1, CUBLASLT_CLUSTER_SHAPE_1x2x1, CUBLASLT_CLUSTER_SHAPE_2x2x1,
+                                 CUBLASLT_CLUSTER_SHAPE_1x4x1};
     for (int d = 0; d < nids; ++d) {
+      if (std::find(heur_ids.begin(), heur_ids.end(), ids[d]) == heur_ids.end()) continue;
       cublasLtMatmulAlgo_t base;
       if (cublasLtMatmulAlgoInit(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF,
                                  CUDA_R_16BF, ids[d], &base) != CUBLAS_STATUS_SUCCESS)
@@ -183,8 +191,10 @@ int main(int argc, char** argv) {
               if (sk > 1 && !(red & red_mask)) continue;
               if (sk == 1 && red != 0) continue;
               for (int swz = 0; swz <= (swz_ok ? 1 : 0); ++swz)
-                for (int cu = 0; cu <= custom_max; ++cu) {
+                for (int cu = 0; cu <= custom_max; ++cu)
+                  for (uint16_t cl : clusters) {
                   cublasLtMatmulAlgo_t al = base;
+                  set<uint16_t>(al, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cl);
                   set<uint32_t>(al, CUBLASLT_ALGO_CONFIG_TILE_ID, tile);
                   set<uint32_t>(al, CUBLASLT_ALGO_CONFIG_STAGES_ID, s);
                   set<int32_t>(al, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sk);
@@ -229,6 +239,9 @@ int main(int argc, char** argv) {
     }
     all.resize(timed);
     std::printf("  pass 1 timed %zu configs\n", timed);
+    if (std::getenv("DUMP"))  // every pass-1 median, for a model of the configs (lab analysis)
+      for (auto& cnd : all)
+        std::printf("  cfg %.2f us %s\n", cnd.med() * 1e3f, describe(cnd.algo).c_str());
     std::sort(all.begin(), all.end(), [](Cand& x, Cand& y) { return x.med() < y.med(); });
     std::vector<Cand> fin(heur.begin(), heur.end());
     for (size_t j = 0; j < all.size() && j < 24; ++j) fin.push_back({all[j].algo, all[j].label, false, {}});

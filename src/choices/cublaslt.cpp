@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <charconv>
@@ -17,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -422,6 +425,64 @@ int cublaslt_top_k() {
 
 namespace {
 
+// cublasLt.h's tile table (generated at configure time by cmake/cublaslt_tiles.cmake).
+constexpr CublasLtTile kTileTable[] = {
+#include "cublaslt_tiles.inc"
+};
+
+}  // namespace
+
+const CublasLtTile* cublaslt_tile(uint32_t id) {
+  for (const CublasLtTile& t : kTileTable)
+    if (t.id == id) return &t;
+  return nullptr;
+}
+
+std::vector<int64_t> cublaslt_search_model_ms(int64_t m) {
+  if (m <= 64) return {};
+  // The octave (2^e, 2^(e+1)] holding m, in four steps (tune/buckets.hpp m_bucket; tests/cpu/choices check they agree).
+  const int e = std::bit_width(static_cast<uint64_t>(m - 1)) - 1;
+  const int64_t step = int64_t{1} << (e - 2);
+  const int64_t hi = (m + step - 1) / step * step, lo = hi - step + 1;
+  return {lo, lo - 1 + step / 2, hi};
+}
+
+std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t batch, int sm_count,
+                                                const std::vector<uint32_t>& offered, int count) {
+  struct Scored {
+    CublasLtTile tile;
+    double cost;
+  };
+  std::vector<Scored> scored;
+  const double sms = std::max(1, sm_count);
+  for (uint32_t id : offered) {
+    const CublasLtTile* t = cublaslt_tile(id);
+    if (t == nullptr || (t->rows != 64 && t->rows != 128 && t->rows != 192 && t->rows != 256) || t->cols < 64 ||
+        t->cols > 512)
+      continue;
+    if (std::any_of(scored.begin(), scored.end(), [&](const Scored& x) { return x.tile.id == id; })) continue;
+    const double tiles = std::ceil(static_cast<double>(m) / t->rows) * std::ceil(static_cast<double>(n) / t->cols) *
+                         static_cast<double>(std::max<int64_t>(1, batch));
+    const double rounds = std::ceil(tiles / sms);
+    const double area = static_cast<double>(t->rows) * t->cols;
+    scored.push_back({*t, rounds * area * (1.0 + 24.0 * (1.0 / t->rows + 1.0 / t->cols))});
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) { return x.cost < y.cost; });
+  std::vector<CublasLtTile> out;
+  for (const Scored& x : scored) {
+    if (static_cast<int>(out.size()) >= count) break;
+    out.push_back(x.tile);
+  }
+  return out;
+}
+
+bool cublaslt_search_enabled() {
+  const char* v = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
+namespace {
+
 const char* status_name(cublasStatus_t s) { return cublasLtGetStatusName(s); }
 // A failed launch's code: out_of_memory where cuBLASLt could not allocate (a failure of the moment), else cuda_error.
 ErrorCode error_code(cublasStatus_t s) {
@@ -753,6 +814,55 @@ class CublasLtUnavailable final : public Choice {
   std::string reason_;
 };
 
+// One algorithm configuration of the configuration search (cublaslt.hpp): algorithm id, tile, custom option and
+// cluster shape, no split-K, automatic stage count of 64-element K blocks.
+struct LtConfig {
+  int algo = 0;
+  CublasLtTile tile;
+  CublasLtSearchVariant variant{};
+};
+
+std::string config_name(const LtConfig& c) {
+  return fmt::format("cublaslt_a{}_t{}x{}_o{}_c{}x{}", c.algo, c.tile.rows, c.tile.cols, c.variant.custom,
+                     c.variant.cx, c.variant.cy);
+}
+
+// The algorithm of `cfg` for `plan`'s descriptors and its workspace; the reason when cuBLASLt refuses it
+// (cublasLtMatmulAlgoCheck: the tile, option or cluster shape does not exist for this problem).
+std::string config_algo(const Plan& plan, const LtConfig& cfg, cublasLtMatmulAlgo_t& algo, std::size_t& workspace) {
+  const CublasLtCall& c = plan.call;
+  cublasStatus_t st =
+      cublasLtMatmulAlgoInit(plan.handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda_type(c.a.dtype), cuda_type(c.b.dtype),
+                             cuda_type(c.c_in.dtype), cuda_type(c.c.dtype), cfg.algo, &algo);
+  if (st != CUBLAS_STATUS_SUCCESS) return fmt::format("cublasLtMatmulAlgoInit(algo {}): {}", cfg.algo, status_name(st));
+  const uint32_t tile = cfg.tile.id, stages = CUBLASLT_MATMUL_STAGES_64xAUTO, custom = cfg.variant.custom,
+                 scheme = CUBLASLT_REDUCTION_SCHEME_NONE, swizzle = 0;
+  const int32_t split = 1;
+  const uint16_t cluster = cfg.variant.cluster;
+  const auto set = [&](cublasLtMatmulAlgoConfigAttributes_t attr, const void* v, std::size_t bytes) {
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, v, bytes);
+  };
+  set(CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile);
+  set(CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages);
+  set(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split);
+  set(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme);
+  set(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof swizzle);
+  set(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom);
+  set(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster);
+  if (st != CUBLAS_STATUS_SUCCESS) return fmt::format("cublasLtMatmulAlgoConfigSetAttribute: {}", status_name(st));
+  cublasLtMatmulHeuristicResult_t r{};
+  st = cublasLtMatmulAlgoCheck(plan.handle, plan.desc.op, plan.desc.a, plan.desc.b, plan.desc.c_layout(), plan.desc.c,
+                               &algo, &r);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return fmt::format("cuBLASLt has no {} for this problem (cublasLtMatmulAlgoCheck: {})", config_name(cfg),
+                       status_name(st));
+  if (r.workspaceSize > kCublasLtWorkspaceBytes)
+    return fmt::format("{} needs {} bytes of workspace (more than {})", config_name(cfg), r.workspaceSize,
+                       kCublasLtWorkspaceBytes);
+  workspace = r.workspaceSize;
+  return {};
+}
+
 // Heuristic algorithm number `rank` (0 = cuBLASLt's first pick) for a problem. The tuner keeps a winning choice
 // for every problem with the same tuning key, which does not fix M (shape buckets), lds, batch strides or exact
 // alignment; for such a problem the choice asks the heuristic again (per distinct layout; the last kKeptLayouts
@@ -774,6 +884,12 @@ class CublasLtChoice final : public Choice {
       : name_(fmt::format("cublaslt_algo{}", rank)),
         rank_(rank),
         primary_(std::make_shared<const Variant>(std::move(primary))) {}
+  // A configuration of the search: the same algorithm configuration at every problem (checked per layout).
+  CublasLtChoice(const LtConfig& config, Variant primary)
+      : name_(config_name(config)),
+        rank_(-1),
+        config_(config),
+        primary_(std::make_shared<const Variant>(std::move(primary))) {}
 
   const std::string& name() const override { return name_; }
   const char* backend() const override { return "cublaslt"; }
@@ -785,6 +901,13 @@ class CublasLtChoice final : public Choice {
     if (p.device != primary_->plan->device)
       return fmt::format("the algorithm was chosen on device {}; the problem is on device {}", primary_->plan->device,
                          p.device);
+    if (config_) {  // a configuration cuBLASLt may not have for this layout (host work, kept per layout)
+      try {
+        variant_for(p, cublaslt_call(p), primary_->plan->sm_target, primary_->plan->reduction_mask);
+      } catch (const Error& e) {
+        return e.what();
+      }
+    }
     return {};
   }
 
@@ -851,9 +974,10 @@ class CublasLtChoice final : public Choice {
 
   std::size_t workspace_bytes(const GemmProblem&) const override { return kCublasLtWorkspaceBytes; }
   int library_rank() const override { return rank_; }
-  // Near-ties go to cuBLASLt's own ranking (tune/benchmark.hpp, tie_margin: why).
-  TiePolicy tie_policy() const override { return TiePolicy::library_rank; }
-  const char* library() const override { return "cuBLASLt"; }
+  // Near-ties go to cuBLASLt's own ranking (tune/benchmark.hpp, tie_margin: why); a configuration of the search is
+  // one fixed algorithm, timed as our kernels are (it must beat the heuristic's picks beyond the margin).
+  TiePolicy tie_policy() const override { return config_ ? TiePolicy::fastest : TiePolicy::library_rank; }
+  const char* library() const override { return config_ ? "" : "cuBLASLt"; }
 
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
@@ -866,27 +990,72 @@ class CublasLtChoice final : public Choice {
       if ((*it)->plan->fits(call, target, mask)) return *it;
     std::shared_ptr<Plan> plan;
     std::vector<cublasLtMatmulHeuristicResult_t> results;
-    const std::string reason = make_plan(p, primary_->plan->sm_count, target, mask, rank_ + 1, plan, results);
+    const std::string reason =
+        make_plan(p, primary_->plan->sm_count, target, mask, config_ ? 1 : rank_ + 1, plan, results);
     if (!reason.empty()) {
       // cuBLASLt could not allocate (its handle, descriptors): a failure of the moment, not of the choice.
       const bool alloc = reason.find(status_name(CUBLAS_STATUS_ALLOC_FAILED)) != std::string::npos;
       throw Error(alloc ? ErrorCode::out_of_memory : ErrorCode::unsupported, fmt::format("{}: {}", name_, reason));
     }
-    // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
-    const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
+    Variant v{nullptr, {}, 0};
+    if (config_) {
+      if (auto why = config_algo(*plan, *config_, v.algo, v.workspace); !why.empty())
+        throw Error(ErrorCode::unsupported, fmt::format("{}: {}", name_, why));
+    } else {
+      // NOTE: fewer algorithms may exist for a less aligned layout; the last one stands in for a missing rank.
+      const auto& r = results[std::min<std::size_t>(static_cast<std::size_t>(rank_), results.size() - 1)];
+      v.algo = r.algo;
+      v.workspace = r.workspaceSize;
+    }
+    v.plan = std::move(plan);
     // A serving process meets every M of a bucket: the oldest layouts are dropped (a launch in flight holds its own).
     if (others_.size() >= kKeptLayouts) others_.erase(others_.begin());
-    others_.push_back(std::make_shared<const Variant>(Variant{std::move(plan), r.algo, r.workspaceSize}));
+    others_.push_back(std::make_shared<const Variant>(std::move(v)));
     return others_.back();
   }
 
   static constexpr std::size_t kKeptLayouts = 64;
   std::string name_;
   int rank_;
+  std::optional<LtConfig> config_;  // set for a configuration of the search (rank_ -1)
   VariantPtr primary_;
   mutable std::mutex mutex_;
   mutable std::vector<VariantPtr> others_;
 };
+
+// The configuration search's candidates (cublaslt.hpp) for `p`, appended to `choices`: the wave model's best tiles of
+// the heuristic's first algorithm, modelled at the top of p's shape bucket (every M of a bucket gets the same
+// candidates, so a stored winner is found again), in each variant cuBLASLt accepts for `plan`.
+void search_configs(const GemmProblem& p, const std::shared_ptr<const Plan>& plan, const cublasLtMatmulAlgo_t& first,
+                    std::vector<ChoicePtr>& choices) {
+  if (!cublaslt_search_enabled() || p.op == Op::scaled_mm || p.op == Op::grouped_mm) return;
+  int32_t algo_id = 0;
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&first, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &written) !=
+      CUBLAS_STATUS_SUCCESS)
+    return;
+  std::vector<uint32_t> offered(1024);
+  if (cublasLtMatmulAlgoCapGetAttribute(&first, CUBLASLT_ALGO_CAP_TILE_IDS, offered.data(),
+                                        offered.size() * sizeof(uint32_t), &written) != CUBLAS_STATUS_SUCCESS)
+    return;
+  offered.resize(std::min(offered.size(), written / sizeof(uint32_t)));
+  const CublasLtCall& c = plan->call;
+  std::vector<CublasLtTile> tiles;
+  for (const int64_t model_m : cublaslt_search_model_ms(p.m)) {
+    const uint64_t m = c.swapped ? c.m : static_cast<uint64_t>(model_m);
+    const uint64_t n = c.swapped ? static_cast<uint64_t>(model_m) : c.n;
+    for (const CublasLtTile& t : cublaslt_search_tiles(m, n, c.batch, plan->sm_count, offered, kCublasLtSearchTilesPerM))
+      if (std::none_of(tiles.begin(), tiles.end(), [&](const CublasLtTile& x) { return x.id == t.id; }))
+        tiles.push_back(t);
+  }
+  for (const CublasLtTile& tile : tiles)
+    for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) {
+      const LtConfig cfg{algo_id, tile, v};
+      CublasLtChoice::Variant var{plan, {}, 0};
+      if (!config_algo(*plan, cfg, var.algo, var.workspace).empty()) continue;
+      choices.push_back(std::make_shared<const CublasLtChoice>(cfg, std::move(var)));
+    }
+}
 
 std::vector<ChoicePtr> unavailable(std::string reason) {
   return {std::make_shared<const CublasLtUnavailable>(std::move(reason))};
@@ -915,6 +1084,7 @@ std::vector<ChoicePtr> enumerate(const GemmProblem& p, const runtime::DeviceInfo
     for (std::size_t i = 0; i < results.size(); ++i)
       choices.push_back(std::make_shared<const CublasLtChoice>(
           static_cast<int>(i), CublasLtChoice::Variant{shared, results[i].algo, results[i].workspaceSize}));
+    search_configs(p, shared, results.front().algo, choices);
     return choices;
   } catch (const std::exception& e) {
     return unavailable(e.what());

@@ -56,6 +56,48 @@ inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t{32} << 20;
 inline constexpr int kCublasLtDefaultTopK = 4;
 inline constexpr int kCublasLtMaxTopK = 16;
 
+// The configuration search: besides the heuristic's top picks, cuBLASLt's own kernels in configurations its heuristic
+// does not rank. Measured with lab/probes/cublaslt_algo_search.cu (H100, docs/perf-notes.md "Forty-seventh session"):
+// on the waves shapes cuBLASLt has wave-fitting tiles (128x208 on 2560^3, 128x336 on 2304x2304x8192, 128x280 on
+// 6144x1536x4096) 4-14 % faster than its heuristic's best of 4. Each candidate is one algorithm configuration
+// (tile, custom option, cluster shape; no split-K), named "cublaslt_a<algo>_t<rows>x<cols>_o<custom>_c<x>x<y>", the
+// same algorithm at every M of a bucket; the tuner times it like one of our kernels (it must beat the heuristic's
+// picks beyond the near-tie margin). 16-bit inputs only; off with TMAGEMM_CUBLASLT_SEARCH=0.
+// The candidates: for each M of cublaslt_search_model_ms, the kCublasLtSearchTilesPerM tiles with the best wave model
+// (cublaslt_search_tiles) among those the heuristic's first algorithm offers, each in the kCublasLtSearchVariants
+// (custom option, cluster) pairs that cublasLtMatmulAlgoCheck accepts (at most 18 a problem).
+struct CublasLtTile {
+  uint32_t id = 0;  // cublasLtMatmulTile_t
+  int rows = 0, cols = 0;
+};
+inline constexpr int kCublasLtSearchTilesPerM = 2;  // best tiles of each modelled M
+struct CublasLtSearchVariant {
+  uint32_t custom;   // CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION
+  uint16_t cluster;  // cublasLtClusterShape_t
+  int cx, cy;        // its extents
+};
+// The pairs that won most of the probe's shapes (custom 7 or 5 with 1x1 clusters, 7 with 2x1).
+inline constexpr CublasLtSearchVariant kCublasLtSearchVariants[] = {{7, 2, 1, 1}, {5, 2, 1, 1}, {7, 3, 2, 1}};
+
+// The tile of cublasLt.h's table with this id (rows along cuBLAS's m, columns along its n), if the table has it.
+const CublasLtTile* cublaslt_tile(uint32_t id);
+
+// The rows the search models a problem with: the first, middle and last M of M's shape bucket (the rule of
+// tune/buckets.hpp m_bucket for mm / addmm / bmm), so that every M of one tuning key gets the same candidates (a
+// stored winner is found again) and a wave-fitting tile of any part of the bucket is among them; empty for M <= 64
+// (decode: the skinny kernels' domain, no search).
+std::vector<int64_t> cublaslt_search_model_ms(int64_t m);
+
+// The wave model: of the `offered` tile ids (from cublasLtMatmulAlgoCapGetAttribute), those with 64, 128, 192 or 256
+// rows and 64..512 columns, ordered by predicted time on cuBLAS's (m, n, k) x batch over `sm_count` SMs: rounds of
+// tiles (ceil(tiles / SMs)) x tile area / (1 + 24 (1/rows + 1/cols)) (a tile's per-FLOP cost falls with its size);
+// the first `count`. Needs no GPU.
+std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t batch, int sm_count,
+                                                const std::vector<uint32_t>& offered, int count);
+
+// Whether the configuration search runs: TMAGEMM_CUBLASLT_SEARCH unset or not "0".
+bool cublaslt_search_enabled();
+
 // Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides, addmm's epilogue, scaled_mm's scales);
 // otherwise the reason, in words. Needs no GPU. Accepts mm, bmm and addmm (see cublaslt_epilogue_reason) with
 // bf16 x bf16 or f16 x f16 inputs and an output of the input type or f32, every matrix row- or column-major with

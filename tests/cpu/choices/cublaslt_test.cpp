@@ -5,8 +5,8 @@
 // elsewhere, and the call, simulated on the host against torch's addmm), scaled_mm's FP8 call (types, the TN layout,
 // 16-byte alignment, tensorwise and rowwise scales with their roles swapped for a row-major out, fast accumulation,
 // the bias, the version and device rules, and the call simulated against torch._scaled_mm), the reduction-scheme
-// accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, and the backend's behaviour on
-// a machine without a GPU.
+// accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, the configuration search's
+// tile table, modelled rows and wave model, and the backend's behaviour on a machine without a GPU.
 #include <cublasLt.h>
 #include <gtest/gtest.h>
 
@@ -24,6 +24,7 @@
 #include "runtime/device.hpp"
 #include "tmagemm/error.hpp"
 #include "tmagemm/options.hpp"
+#include "tune/buckets.hpp"
 
 namespace tmagemm::choices {
 namespace {
@@ -1150,6 +1151,75 @@ TEST(CublasltBackend, NoGpuGivesOneNotApplicableChoice) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
   }
+}
+
+// The generated table holds cublasLt.h's tiles, with the extents their names give.
+TEST(CublasltSearch, TileTableFromTheHeader) {
+  const CublasLtTile* t = cublaslt_tile(CUBLASLT_MATMUL_TILE_128x256);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->rows, 128);
+  EXPECT_EQ(t->cols, 256);
+  t = cublaslt_tile(CUBLASLT_MATMUL_TILE_192x96);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->rows, 192);
+  EXPECT_EQ(t->cols, 96);
+  EXPECT_EQ(cublaslt_tile(CUBLASLT_MATMUL_TILE_UNDEFINED), nullptr);
+  EXPECT_EQ(cublaslt_tile(CUBLASLT_MATMUL_TILE_END), nullptr);
+}
+
+// The modelled rows are the first, middle and last M of the tuning key's shape bucket, the same for every M of it,
+// and none for decode (M <= 64).
+TEST(CublasltSearch, ModelledRowsFollowTheShapeBuckets) {
+  EXPECT_TRUE(cublaslt_search_model_ms(1).empty());
+  EXPECT_TRUE(cublaslt_search_model_ms(64).empty());
+  for (int64_t m = 65; m <= 20000; ++m) {
+    const tune::MBucket b = tune::m_bucket(Op::mm, m);
+    const std::vector<int64_t> ms = cublaslt_search_model_ms(m);
+    ASSERT_EQ(ms.size(), 3u) << m;
+    EXPECT_EQ(ms.front(), b.lo) << m;
+    EXPECT_EQ(ms.back(), b.hi) << m;
+    EXPECT_GT(ms[1], b.lo) << m;
+    EXPECT_LT(ms[1], b.hi) << m;
+    EXPECT_EQ(ms, cublaslt_search_model_ms(b.lo)) << m;
+  }
+  const std::vector<int64_t> want = {2049, 2304, 2560};
+  EXPECT_EQ(cublaslt_search_model_ms(2304), want);
+}
+
+// The wave model prefers a tile that fills the SMs in whole rounds: on 2304 x 2304 (cuBLAS m x n) over 132 SMs,
+// 128x336 is one round of 126 tiles, 64x64 ten rounds of 1296 small tiles, 128x256 and 256x128 two rounds of 162
+// (equal: the offered order stays). Tiles outside the rows 64..256 / columns 64..512 the search considers, unknown ids
+// and repeats are left out; at most `count`.
+TEST(CublasltSearch, WaveModelRanksWholeRounds) {
+  const std::vector<uint32_t> offered = {CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128,
+                                         CUBLASLT_MATMUL_TILE_128x336, CUBLASLT_MATMUL_TILE_64x64,
+                                         CUBLASLT_MATMUL_TILE_256x8,   CUBLASLT_MATMUL_TILE_384x112,
+                                         CUBLASLT_MATMUL_TILE_UNDEFINED, CUBLASLT_MATMUL_TILE_128x336};
+  const auto tiles = cublaslt_search_tiles(2304, 2304, 1, 132, offered, 8);
+  std::vector<uint32_t> ids;
+  for (const auto& t : tiles) ids.push_back(t.id);
+  const std::vector<uint32_t> want = {CUBLASLT_MATMUL_TILE_128x336, CUBLASLT_MATMUL_TILE_64x64,
+                                      CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128};
+  EXPECT_EQ(ids, want);
+  EXPECT_EQ(cublaslt_search_tiles(2304, 2304, 1, 132, offered, 2).size(), 2u);
+  // A batch of 8: 1008 tiles of 128x336 in 8 rounds against 1296 of 128x256 in 10; the larger tile's lower cost a
+  // FLOP decides (128x256 first).
+  EXPECT_EQ(cublaslt_search_tiles(2304, 2304, 8, 132, offered, 1).front().id,
+            static_cast<uint32_t>(CUBLASLT_MATMUL_TILE_128x256));
+}
+
+// TMAGEMM_CUBLASLT_SEARCH=0 turns the search off; anything else (or nothing) leaves it on.
+TEST(CublasltSearch, EnvironmentSwitch) {
+  const char* old = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  unsetenv("TMAGEMM_CUBLASLT_SEARCH");
+  EXPECT_TRUE(cublaslt_search_enabled());
+  setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
+  EXPECT_FALSE(cublaslt_search_enabled());
+  setenv("TMAGEMM_CUBLASLT_SEARCH", "1", 1);
+  EXPECT_TRUE(cublaslt_search_enabled());
+  if (saved) setenv("TMAGEMM_CUBLASLT_SEARCH", saved->c_str(), 1);
+  else unsetenv("TMAGEMM_CUBLASLT_SEARCH");
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+// cublaslt_search_test.cpp — the cuBLASLt configuration search (src/choices/cublaslt.hpp): its configurations of
+// cuBLASLt's own algorithm run and match the reference on a wave-shaped problem in two layouts and with an f32 output,
+// every M of one shape bucket gets the same candidates (so a stored winner is found again at any M of it), decode
+// problems (M <= 64) get none, and TMAGEMM_CUBLASLT_SEARCH=0 turns them off.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "choices/choice.hpp"
+#include "choices/cublaslt.hpp"
+#include "gpu/gpu_util.hpp"
+
+namespace tmagemm::testing {
+namespace {
+
+class CublasLtSearch : public ::testing::Test {
+ protected:
+  void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
+  std::mt19937 rng{47};
+
+  // The search's choices for mm(M x K, K x N) with B column-major when b_col, out of type `out`.
+  std::vector<choices::ChoicePtr> search_choices(int64_t M, int64_t N, int64_t K, bool b_col, DType out,
+                                                 Matrix* sa = nullptr, Matrix* sb = nullptr, Matrix* so = nullptr) {
+    Matrix a = make_matrix(DType::bf16, M, K, false, 1, rng, true);
+    Matrix b = make_matrix(DType::bf16, b_col ? N : K, b_col ? K : N, false, 1, rng, true);
+    Matrix o = make_matrix(out, M, N, false, 1, rng, false);
+    const TensorView va = view_of(a, 0, M, K, K, 1);
+    const TensorView vb = b_col ? view_of(b, 0, K, N, 1, K) : view_of(b, 0, K, N, N, 1);
+    const TensorView vo = view_of(o, 0, M, N, N, 1);
+    const auto all = choices::cublaslt_backend().enumerate(make_mm_problem(va, vb, vo), runtime::device_info(0),
+                                                           Options::defaults_only());
+    std::vector<choices::ChoicePtr> found;
+    for (const auto& c : all)
+      if (c->name().rfind("cublaslt_a", 0) == 0) found.push_back(c);
+    if (sa) *sa = std::move(a);
+    if (sb) *sb = std::move(b);
+    if (so) *so = std::move(o);
+    return found;
+  }
+};
+
+std::vector<std::string> names_of(const std::vector<choices::ChoicePtr>& cs) {
+  std::vector<std::string> n;
+  for (const auto& c : cs) n.push_back(c->name());
+  return n;
+}
+
+// Every configuration the search offers on 2304 x 2304 x 512 runs and matches the reference (values, no NaN,
+// nothing outside out written), in the rr and rc layouts and with an f32 output.
+TEST_F(CublasLtSearch, ConfigurationsMatchTheReference) {
+  const struct {
+    bool b_col;
+    DType out;
+  } cases[] = {{false, DType::bf16}, {true, DType::bf16}, {false, DType::f32}};
+  for (const auto& cs : cases) {
+    SCOPED_TRACE(cs.b_col ? "rc" : "rr");
+    const int64_t M = 2304, N = 2304, K = 512;
+    Matrix a, b, o;
+    const auto found = search_choices(M, N, K, cs.b_col, cs.out, &a, &b, &o);
+    ASSERT_FALSE(found.empty()) << "the search offered no configuration on an sm_90 device";
+    EXPECT_LE(found.size(), 18u);
+    const TensorView va = view_of(a, 0, M, K, K, 1);
+    const TensorView vb = cs.b_col ? view_of(b, 0, K, N, 1, K) : view_of(b, 0, K, N, N, 1);
+    EXPECT_EQ(check_choices_on_views(found, va, vb, o, view_of(o, 0, M, N, N, 1), true),
+              static_cast<int>(found.size()));
+  }
+}
+
+// One bucket (2049..2560 rows), one candidate list; a ragged M of the bucket runs the configurations too.
+TEST_F(CublasLtSearch, SameCandidatesAcrossABucket) {
+  const auto at_lo = names_of(search_choices(2049, 2304, 256, false, DType::bf16));
+  const auto at_mid = names_of(search_choices(2304, 2304, 256, false, DType::bf16));
+  Matrix a, b, o;
+  const auto hi_choices = search_choices(2560, 2304, 256, false, DType::bf16);
+  EXPECT_EQ(at_lo, at_mid);
+  EXPECT_EQ(at_lo, names_of(hi_choices));
+  const int64_t M = 2101, N = 2304, K = 256;
+  const auto ragged = search_choices(M, N, K, false, DType::bf16, &a, &b, &o);
+  EXPECT_EQ(names_of(ragged), at_lo);
+  check_choices_on_views(ragged, view_of(a, 0, M, K, K, 1), view_of(b, 0, K, N, N, 1), o, view_of(o, 0, M, N, N, 1),
+                         false);
+}
+
+// Decode problems get no configuration; TMAGEMM_CUBLASLT_SEARCH=0 turns the search off.
+TEST_F(CublasLtSearch, NoneForDecodeOrWhenOff) {
+  EXPECT_TRUE(search_choices(64, 4096, 4096, false, DType::bf16).empty());
+  setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
+  const auto off = search_choices(2304, 2304, 256, false, DType::bf16);
+  unsetenv("TMAGEMM_CUBLASLT_SEARCH");
+  EXPECT_TRUE(off.empty());
+}
+
+}  // namespace
+}  // namespace tmagemm::testing
