@@ -457,9 +457,7 @@ std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t 
   const double sms = std::max(1, sm_count);
   for (uint32_t id : offered) {
     const CublasLtTile* t = cublaslt_tile(id);
-    if (t == nullptr || (t->rows != 64 && t->rows != 128 && t->rows != 192 && t->rows != 256) || t->cols < 64 ||
-        t->cols > 512)
-      continue;
+    if (t == nullptr || t->rows != 128 || t->cols < 64 || t->cols > 512) continue;
     if (std::any_of(scored.begin(), scored.end(), [&](const Scored& x) { return x.tile.id == id; })) continue;
     const double tiles = std::ceil(static_cast<double>(m) / t->rows) * std::ceil(static_cast<double>(n) / t->cols) *
                          static_cast<double>(std::max<int64_t>(1, batch));

@@ -88,8 +88,10 @@ const CublasLtTile* cublaslt_tile(uint32_t id);
 // (decode: the skinny kernels' domain, no search).
 std::vector<int64_t> cublaslt_search_model_ms(int64_t m);
 
-// The wave model: of the `offered` tile ids (from cublasLtMatmulAlgoCapGetAttribute), those with 64, 128, 192 or 256
-// rows and 64..512 columns, ordered by predicted time on cuBLAS's (m, n, k) x batch over `sm_count` SMs: rounds of
+// The wave model: of the `offered` tile ids (from cublasLtMatmulAlgoCapGetAttribute), those of 128 rows and 64..512
+// columns (the tiles that won on the probe's shapes, but for 1536^3's 192x96, which the heuristic ranks first there
+// itself; admitting 64-, 192- and 256-row tiles put the model's picks past the winners on 5 of 8 shapes), ordered by
+// predicted time on cuBLAS's (m, n, k) x batch over `sm_count` SMs: rounds of
 // tiles (ceil(tiles / SMs)) x tile area / (1 + 24 (1/rows + 1/cols)) (a tile's per-FLOP cost falls with its size);
 // the first `count`. Needs no GPU.
 std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t batch, int sm_count,

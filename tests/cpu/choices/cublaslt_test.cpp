@@ -1187,19 +1187,20 @@ TEST(CublasltSearch, ModelledRowsFollowTheShapeBuckets) {
 }
 
 // The wave model prefers a tile that fills the SMs in whole rounds: on 2304 x 2304 (cuBLAS m x n) over 132 SMs,
-// 128x336 is one round of 126 tiles, 64x64 ten rounds of 1296 small tiles, 128x256 and 256x128 two rounds of 162
-// (equal: the offered order stays). Tiles outside the rows 64..256 / columns 64..512 the search considers, unknown ids
-// and repeats are left out; at most `count`.
+// 128x336 is one round of 126 tiles, 128x128 three rounds of 324 (2.45 rounds' work), 128x256 two of 162 (1.23).
+// Tiles with other
+// than 128 rows or outside 64..512 columns, unknown ids and repeats are left out; at most `count`.
 TEST(CublasltSearch, WaveModelRanksWholeRounds) {
-  const std::vector<uint32_t> offered = {CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128,
-                                         CUBLASLT_MATMUL_TILE_128x336, CUBLASLT_MATMUL_TILE_64x64,
-                                         CUBLASLT_MATMUL_TILE_256x8,   CUBLASLT_MATMUL_TILE_384x112,
-                                         CUBLASLT_MATMUL_TILE_UNDEFINED, CUBLASLT_MATMUL_TILE_128x336};
+  const std::vector<uint32_t> offered = {CUBLASLT_MATMUL_TILE_128x128, CUBLASLT_MATMUL_TILE_128x256,
+                                         CUBLASLT_MATMUL_TILE_256x128, CUBLASLT_MATMUL_TILE_128x336,
+                                         CUBLASLT_MATMUL_TILE_64x64,   CUBLASLT_MATMUL_TILE_256x8,
+                                         CUBLASLT_MATMUL_TILE_128x32,  CUBLASLT_MATMUL_TILE_UNDEFINED,
+                                         CUBLASLT_MATMUL_TILE_128x336};
   const auto tiles = cublaslt_search_tiles(2304, 2304, 1, 132, offered, 8);
   std::vector<uint32_t> ids;
   for (const auto& t : tiles) ids.push_back(t.id);
-  const std::vector<uint32_t> want = {CUBLASLT_MATMUL_TILE_128x336, CUBLASLT_MATMUL_TILE_64x64,
-                                      CUBLASLT_MATMUL_TILE_128x256, CUBLASLT_MATMUL_TILE_256x128};
+  const std::vector<uint32_t> want = {CUBLASLT_MATMUL_TILE_128x336, CUBLASLT_MATMUL_TILE_128x128,
+                                      CUBLASLT_MATMUL_TILE_128x256};
   EXPECT_EQ(ids, want);
   EXPECT_EQ(cublaslt_search_tiles(2304, 2304, 1, 132, offered, 2).size(), 2u);
   // A batch of 8: 1008 tiles of 128x336 in 8 rounds against 1296 of 128x256 in 10; the larger tile's lower cost a
