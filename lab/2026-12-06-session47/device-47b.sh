@@ -10,6 +10,7 @@ use_carry
 gpu_tests "CublasLtSearch.*:TuneBuckets.CublasLtInABucketIsItsHeuristicsFirstPick:TuneBuckets.OneTuningServesEveryMOfTheBucket" 120
 keep_logs
 fresh_db /tmp/kc/kernels
+export TMAGEMM_CUBLASLT_SEARCH=1  # off by default until measured here
 BENCH_LOG=autotune bench_suites waves:200
 keep_logs
 memcheck_tests "CublasLtSearch.ConfigurationsMatchTheReference" 90

@@ -476,7 +476,7 @@ std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t 
 
 bool cublaslt_search_enabled() {
   const char* v = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
-  return v == nullptr || std::string_view(v) != "0";
+  return v != nullptr && std::string_view(v) == "1";
 }
 
 namespace {

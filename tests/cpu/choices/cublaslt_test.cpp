@@ -1209,12 +1209,12 @@ TEST(CublasltSearch, WaveModelRanksWholeRounds) {
             static_cast<uint32_t>(CUBLASLT_MATMUL_TILE_128x256));
 }
 
-// TMAGEMM_CUBLASLT_SEARCH=0 turns the search off; anything else (or nothing) leaves it on.
+// The search runs only with TMAGEMM_CUBLASLT_SEARCH=1 (not yet measured on the H200).
 TEST(CublasltSearch, EnvironmentSwitch) {
   const char* old = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
   const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
   unsetenv("TMAGEMM_CUBLASLT_SEARCH");
-  EXPECT_TRUE(cublaslt_search_enabled());
+  EXPECT_FALSE(cublaslt_search_enabled());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
   EXPECT_FALSE(cublaslt_search_enabled());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "1", 1);

@@ -1,10 +1,11 @@
 // cublaslt_search_test.cpp — the cuBLASLt configuration search (src/choices/cublaslt.hpp): its configurations of
 // cuBLASLt's own algorithm run and match the reference on a wave-shaped problem in two layouts and with an f32 output,
 // every M of one shape bucket gets the same candidates (so a stored winner is found again at any M of it), decode
-// problems (M <= 64) get none, and TMAGEMM_CUBLASLT_SEARCH=0 turns them off.
+// problems (M <= 64) get none, and the search is off unless TMAGEMM_CUBLASLT_SEARCH=1 (which these tests set).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,7 +19,17 @@ namespace {
 
 class CublasLtSearch : public ::testing::Test {
  protected:
-  void SetUp() override { TMAGEMM_REQUIRE_GPU(); }
+  void SetUp() override {
+    TMAGEMM_REQUIRE_GPU();
+    const char* v = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
+    saved_ = v ? std::optional<std::string>(v) : std::nullopt;
+    setenv("TMAGEMM_CUBLASLT_SEARCH", "1", 1);
+  }
+  void TearDown() override {
+    if (saved_) setenv("TMAGEMM_CUBLASLT_SEARCH", saved_->c_str(), 1);
+    else unsetenv("TMAGEMM_CUBLASLT_SEARCH");
+  }
+  std::optional<std::string> saved_;
   std::mt19937 rng{47};
 
   // The search's choices for mm(M x K, K x N) with B column-major when b_col, out of type `out`.
@@ -84,13 +95,13 @@ TEST_F(CublasLtSearch, SameCandidatesAcrossABucket) {
                          false);
 }
 
-// Decode problems get no configuration; TMAGEMM_CUBLASLT_SEARCH=0 turns the search off.
+// Decode problems get no configuration; without TMAGEMM_CUBLASLT_SEARCH=1 there is no search.
 TEST_F(CublasLtSearch, NoneForDecodeOrWhenOff) {
   EXPECT_TRUE(search_choices(64, 4096, 4096, false, DType::bf16).empty());
-  setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
-  const auto off = search_choices(2304, 2304, 256, false, DType::bf16);
   unsetenv("TMAGEMM_CUBLASLT_SEARCH");
-  EXPECT_TRUE(off.empty());
+  EXPECT_TRUE(search_choices(2304, 2304, 256, false, DType::bf16).empty());
+  setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
+  EXPECT_TRUE(search_choices(2304, 2304, 256, false, DType::bf16).empty());
 }
 
 }  // namespace
