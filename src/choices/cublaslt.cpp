@@ -1022,8 +1022,8 @@ class CublasLtChoice final : public Choice {
 };
 
 // The configuration search's candidates (cublaslt.hpp) for `p`, appended to `choices`: the wave model's best tiles of
-// the heuristic's first algorithm, modelled at the top of p's shape bucket (every M of a bucket gets the same
-// candidates, so a stored winner is found again), in each variant cuBLASLt accepts for `plan`.
+// the heuristic's first algorithm at the first, middle and last M of p's shape bucket (every M of a bucket gets the
+// same candidates, so a stored winner is found again), in each variant cuBLASLt accepts for `plan`.
 void search_configs(const GemmProblem& p, const std::shared_ptr<const Plan>& plan, const cublasLtMatmulAlgo_t& first,
                     std::vector<ChoicePtr>& choices) {
   if (!cublaslt_search_enabled() || p.op == Op::scaled_mm || p.op == Op::grouped_mm) return;
