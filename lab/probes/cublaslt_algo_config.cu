@@ -2,7 +2,7 @@
 // for each of its top 8 algorithms the config attributes (algo id, tile, stages, split-K count and reduction scheme,
 // CTA swizzle, cluster shape) and its median time over 200 runs after a 256 MiB write flush (the bench's method), or
 // with FLUSH=read after a kernel that reads the 256 MiB (L2 left holding clean lines: the bench's --flush read).
-// Usage: [FLUSH=read] cublaslt_algo_config MxNxK ...   Build: nvcc -O2 -arch=sm_90a -o cublaslt_algo_config cublaslt_algo_config.cu -lcublasLt
+// Usage: [FLUSH=read] cublaslt_algo_config MxNxK ...   Build (from lab/probes): nvcc -O2 -arch=sm_90a -o cublaslt_algo_config cublaslt_algo_config.cu -lcublasLt
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -13,32 +13,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    auto s_ = (x);                                                                              \
-    if (static_cast<int>(s_) != 0) {                                                            \
-      std::fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #x, static_cast<int>(s_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
-
-// The read flush: every thread sums its strided 16-byte words; one store keeps the loads alive.
-__global__ void read_all(const int4* p, size_t n, int* sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const int4 v = p[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff) *sink = acc;
-}
-
-template <class T>
-T cfg(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  T v{};
-  size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written);
-  return v;
-}
+#include "cublaslt_probe.cuh"
 
 int main(int argc, char** argv) {
   cublasLtHandle_t lt;

@@ -7,7 +7,7 @@
 // rounds, and prints them by median with the heuristic's best as 1.000.
 // DUMP=1 prints every pass-1 median. FLUSH=write (default; a 256 MiB memset before each run, as the bench) or read (a kernel reading the 256 MiB).
 // Usage: [FLUSH=read] cublaslt_algo_search MxNxK ...
-// Build: nvcc -O2 -arch=sm_90a -o cublaslt_algo_search cublaslt_algo_search.cu -lcublasLt
+// Build (from lab/probes): nvcc -O2 -arch=sm_90a -o cublaslt_algo_search cublaslt_algo_search.cu -lcublasLt
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,15 +19,9 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    auto s_ = (x);                                                                              \
-    if (static_cast<int>(s_) != 0) {                                                            \
-      std::fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #x, static_cast<int>(s_)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "cublaslt_probe.cuh"
 
+// Random bf16 in [-1, 1) from a hash of the index (the tensor cores' power depends on the data).
 __global__ void fill_random(__nv_bfloat16* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
@@ -38,22 +32,6 @@ __global__ void fill_random(__nv_bfloat16* p, size_t n, uint32_t seed) {
   }
 }
 
-__global__ void read_all(const int4* p, size_t n, int* sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const int4 v = p[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff) *sink = acc;
-}
-
-template <class T>
-T cfg(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  T v{};
-  size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written);
-  return v;
-}
 template <class T>
 void set(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T v) {
   cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &v, sizeof v);
