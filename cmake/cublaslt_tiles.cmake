@@ -1,7 +1,8 @@
 # cublaslt_tiles.cmake — the tile table of cuBLASLt's header as data: every CUBLASLT_MATMUL_TILE_<rows>x<cols> = <id>
-# of cublasLt.h becomes a row {id, rows, cols} of generated/cublaslt_tiles.inc, which src/choices/cublaslt.cpp reads
+# of cublasLt.h becomes a row {id, rows, cols} of generated/private/cublaslt_tiles.inc, which src/choices/cublaslt.cpp reads
 # (the configuration search's wave model needs each tile's extent; cuBLASLt's API gives only the id). Run at configure
-# time: cmake -DHEADER=<cublasLt.h> -DOUTPUT=<file> -P cublaslt_tiles.cmake, or included with those variables set.
+# time (CMakeLists.txt; the header is a configure dependency): cmake -DHEADER=<cublasLt.h> -DOUTPUT=<file> -P
+# cublaslt_tiles.cmake.
 file(READ "${HEADER}" text)
 string(REGEX MATCHALL "CUBLASLT_MATMUL_TILE_[0-9]+x[0-9]+ = [0-9]+" entries "${text}")
 set(rows_out "// Generated from cublasLt.h by cmake/cublaslt_tiles.cmake: {tile id, rows, columns}.\n")
