@@ -62,6 +62,10 @@ class Choice {
   // such choices over when the rows of both A and B start off 32-byte sectors (tune/tuner.cpp), and the fallback
   // stands aside on large problems where one of them applies (choices/fallback.cpp).
   virtual bool tma_tiles() const { return false; }
+  // A configuration picked for the enumerated problem's own M (the cuBLASLt search's wave-fitting tiles at that M,
+  // choices/cublaslt.hpp): the tuner times it at that M against the bucket's winner and the library's ranks
+  // (tune/tuner.cpp, library_rank_at_m), whatever the bucket's tuning found.
+  virtual bool fitted_to_m() const { return false; }
 };
 
 using ChoicePtr = std::shared_ptr<const Choice>;

@@ -474,9 +474,35 @@ std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t 
   return out;
 }
 
+std::vector<CublasLtSearchConfig> cublaslt_search_configs(int64_t m, uint64_t other, bool rows_along_n, int64_t batch,
+                                                          int sm_count, const std::vector<uint32_t>& offered) {
+  auto best_at = [&](int64_t rows) {
+    const uint64_t cm = rows_along_n ? other : static_cast<uint64_t>(rows);
+    const uint64_t cn = rows_along_n ? static_cast<uint64_t>(rows) : other;
+    return cublaslt_search_tiles(cm, cn, batch, sm_count, offered, kCublasLtSearchTilesPerM);
+  };
+  auto has = [](const std::vector<CublasLtTile>& ts, const CublasLtTile& t) {
+    return std::any_of(ts.begin(), ts.end(), [&](const CublasLtTile& x) { return x.id == t.id; });
+  };
+  std::vector<CublasLtTile> bucket;
+  for (const int64_t model_m : cublaslt_search_model_ms(m))
+    for (const CublasLtTile& t : best_at(model_m))
+      if (!has(bucket, t)) bucket.push_back(t);
+  const std::vector<CublasLtTile> fitted = m > 64 ? best_at(m) : std::vector<CublasLtTile>();
+  std::vector<CublasLtSearchConfig> out;
+  for (const CublasLtTile& t : bucket)
+    for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, has(fitted, t)});
+  for (const CublasLtTile& t : fitted) {
+    if (!has(bucket, t))
+      for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, true});
+    for (const CublasLtSearchVariant& v : kCublasLtFittedVariants) out.push_back({t, v, true});
+  }
+  return out;
+}
+
 bool cublaslt_search_enabled() {
   const char* v = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
-  return v != nullptr && std::string_view(v) == "1";
+  return v == nullptr || std::string_view(v) != "0";
 }
 
 namespace {
@@ -883,10 +909,11 @@ class CublasLtChoice final : public Choice {
         rank_(rank),
         primary_(std::make_shared<const Variant>(std::move(primary))) {}
   // A configuration of the search: the same algorithm configuration at every problem (checked per layout).
-  CublasLtChoice(const LtConfig& config, Variant primary)
+  CublasLtChoice(const LtConfig& config, bool fitted, Variant primary)
       : name_(config_name(config)),
         rank_(-1),
         config_(config),
+        fitted_(fitted),
         primary_(std::make_shared<const Variant>(std::move(primary))) {}
 
   const std::string& name() const override { return name_; }
@@ -976,6 +1003,7 @@ class CublasLtChoice final : public Choice {
   // one fixed algorithm, timed as our kernels are (it must beat the heuristic's picks beyond the margin).
   TiePolicy tie_policy() const override { return config_ ? TiePolicy::fastest : TiePolicy::library_rank; }
   const char* library() const override { return config_ ? "" : "cuBLASLt"; }
+  bool fitted_to_m() const override { return fitted_; }
 
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
@@ -1016,14 +1044,15 @@ class CublasLtChoice final : public Choice {
   std::string name_;
   int rank_;
   std::optional<LtConfig> config_;  // set for a configuration of the search (rank_ -1)
+  bool fitted_ = false;             // a configuration of the search fitted to the enumerated problem's M
   VariantPtr primary_;
   mutable std::mutex mutex_;
   mutable std::vector<VariantPtr> others_;
 };
 
-// The configuration search's candidates (cublaslt.hpp) for `p`, appended to `choices`: the wave model's best tiles of
-// the heuristic's first algorithm at the first, middle and last M of p's shape bucket (every M of a bucket gets the
-// same candidates, so a stored winner is found again), in each variant cuBLASLt accepts for `plan`.
+// The configuration search's candidates (cublaslt.hpp) for `p`, appended to `choices`: cublaslt_search_configs of the
+// heuristic's first algorithm (the bucket's, the same at every M of it so that a stored winner is found again, then
+// those fitted to p's own M), each where cuBLASLt accepts it for `plan`.
 void search_configs(const GemmProblem& p, const std::shared_ptr<const Plan>& plan, const cublasLtMatmulAlgo_t& first,
                     std::vector<ChoicePtr>& choices) {
   if (!cublaslt_search_enabled() || p.op == Op::scaled_mm || p.op == Op::grouped_mm) return;
@@ -1038,21 +1067,14 @@ void search_configs(const GemmProblem& p, const std::shared_ptr<const Plan>& pla
     return;
   offered.resize(std::min(offered.size(), written / sizeof(uint32_t)));
   const CublasLtCall& c = plan->call;
-  std::vector<CublasLtTile> tiles;
-  for (const int64_t model_m : cublaslt_search_model_ms(p.m)) {
-    const uint64_t m = c.swapped ? c.m : static_cast<uint64_t>(model_m);
-    const uint64_t n = c.swapped ? static_cast<uint64_t>(model_m) : c.n;
-    for (const CublasLtTile& t : cublaslt_search_tiles(m, n, c.batch, plan->sm_count, offered, kCublasLtSearchTilesPerM))
-      if (std::none_of(tiles.begin(), tiles.end(), [&](const CublasLtTile& x) { return x.id == t.id; }))
-        tiles.push_back(t);
+  const uint64_t other = c.swapped ? c.m : c.n;
+  for (const CublasLtSearchConfig& sc :
+       cublaslt_search_configs(p.m, other, c.swapped, c.batch, plan->sm_count, offered)) {
+    const LtConfig cfg{algo_id, sc.tile, sc.variant};
+    CublasLtChoice::Variant var{plan, {}, 0};
+    if (!config_algo(*plan, cfg, var.algo, var.workspace).empty()) continue;
+    choices.push_back(std::make_shared<const CublasLtChoice>(cfg, sc.fitted, std::move(var)));
   }
-  for (const CublasLtTile& tile : tiles)
-    for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) {
-      const LtConfig cfg{algo_id, tile, v};
-      CublasLtChoice::Variant var{plan, {}, 0};
-      if (!config_algo(*plan, cfg, var.algo, var.workspace).empty()) continue;
-      choices.push_back(std::make_shared<const CublasLtChoice>(cfg, std::move(var)));
-    }
 }
 
 std::vector<ChoicePtr> unavailable(std::string reason) {

@@ -62,11 +62,16 @@ inline constexpr int kCublasLtMaxTopK = 16;
 // 6144x1536x4096) 4-14 % faster than its heuristic's best of 4. Each candidate is one algorithm configuration
 // (tile, custom option, cluster shape; no split-K), named "cublaslt_a<algo>_t<rows>x<cols>_o<custom>_c<x>x<y>", the
 // same algorithm at every M of a bucket; the tuner times it like one of our kernels (it must beat the heuristic's
-// picks beyond the near-tie margin). 16-bit inputs only. Off unless TMAGEMM_CUBLASLT_SEARCH=1 until the tuned suites
-// have measured it on the H200 (built in the forty-seventh session, when the device gave no H200 time for it).
-// The candidates: for each M of cublaslt_search_model_ms, the kCublasLtSearchTilesPerM tiles with the best wave model
-// (cublaslt_search_tiles) among those the heuristic's first algorithm offers, each in the kCublasLtSearchVariants
-// (custom option, cluster) pairs that cublasLtMatmulAlgoCheck accepts (at most 18 a problem).
+// picks beyond the near-tie margin). 16-bit inputs only. On unless TMAGEMM_CUBLASLT_SEARCH=0: tuned on the H100 in the
+// forty-eighth session it took waves from 1.004 to 1.048 of cuBLASLt (2304x2304x8192 1.145, 2560^3 1.123, 4224^3
+// 1.052) with no row below its search-off run, for 35 % more tuning time (docs/perf-notes.md "Forty-eighth session").
+// The candidates (cublaslt_search_configs): for each M of cublaslt_search_model_ms, the kCublasLtSearchTilesPerM tiles
+// with the best wave model (cublaslt_search_tiles) among those the heuristic's first algorithm offers, each in the
+// kCublasLtSearchVariants (custom option, cluster) pairs, and the best tiles at the call's own M (fitted) in
+// kCublasLtFittedVariants too, where cublasLtMatmulAlgoCheck accepts them (at most 28 a problem). The bucket's are
+// tuned with the bucket; the fitted ones are timed at their own M: a bucket's tuning at its last M cannot find the
+// tile that fits another M's waves (H100, forty-eighth session: 2304x2304x8192 tuned at M = 2560 ran the heuristic's
+// pick, 0.993, where 128x336 fits M = 2304 in one round and ran 1.144 in the probe).
 struct CublasLtTile {
   uint32_t id = 0;  // cublasLtMatmulTile_t
   int rows = 0, cols = 0;
@@ -98,7 +103,29 @@ std::vector<int64_t> cublaslt_search_model_ms(int64_t m);
 std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t batch, int sm_count,
                                                 const std::vector<uint32_t>& offered, int count);
 
-// Whether the configuration search runs: TMAGEMM_CUBLASLT_SEARCH is "1".
+// The variants tried besides kCublasLtSearchVariants on the tiles fitted to the call's own M: custom option 3 with 1x1
+// and 2x2 clusters (the probe's winners on 4224^3 and 3000x5000x1000, neither M the last of its bucket).
+inline constexpr CublasLtSearchVariant kCublasLtFittedVariants[] = {{3, 2, 1, 1}, {3, 6, 2, 2}};
+
+// One configuration of the search: a tile in a variant; `fitted` when the tile is one of the
+// kCublasLtSearchTilesPerM best of the wave model at the problem's own M.
+struct CublasLtSearchConfig {
+  CublasLtTile tile;
+  CublasLtSearchVariant variant;
+  bool fitted = false;
+};
+
+// The search's configurations for a problem of `m` rows (m > 64), cuBLAS's other extent `other`, where the problem's
+// rows are cuBLAS's n when `rows_along_n` (a swapped call), else its m: the bucket's (the best tiles at each M of
+// cublaslt_search_model_ms in each kCublasLtSearchVariants pair: the same list at every M of a bucket) then the
+// fitted tiles' other pairs (kCublasLtFittedVariants) and, where a fitted tile is none of the bucket's, its
+// kCublasLtSearchVariants. The fitted configurations exist at their own M only; the tuner times them there with the
+// library's ranks (tune/tuner.cpp, library_rank_at_m), never for the bucket. Needs no GPU; cuBLASLt may still refuse
+// some (cublasLtMatmulAlgoCheck).
+std::vector<CublasLtSearchConfig> cublaslt_search_configs(int64_t m, uint64_t other, bool rows_along_n, int64_t batch,
+                                                          int sm_count, const std::vector<uint32_t>& offered);
+
+// Whether the configuration search runs: unless TMAGEMM_CUBLASLT_SEARCH is "0".
 bool cublaslt_search_enabled();
 
 // Empty when cuBLASLt can express `problem` (op, dtypes, layouts, strides, addmm's epilogue, scaled_mm's scales);

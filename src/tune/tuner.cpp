@@ -626,7 +626,8 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 
 }  // namespace
 
-// A bucket's M other than its largest: the library's ranks are timed at this exact M once and the fastest runs it
+// A bucket's M other than its largest: the library's ranks (and the choices fitted to this M, Choice::fitted_to_m: the
+// cuBLASLt search's wave-fitting tiles of this M) are timed at this exact M once and the fastest runs it
 // (pick_winner's rules: near-ties go to the lower rank), kept in its own record (the exact M's key + "|ranks"), so that
 // a later process reads it. Where the bucket's winner is a library choice named by its rank (cublaslt_algo0: "the
 // library's first pick at each M"), its library's ranks; where it is one of ours (a tile, a skinny grid), that choice
@@ -664,7 +665,9 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
     ranks.push_back(bucket_choice);
   }
   for (const auto& c : cands)
-    if (c.reason.empty() && c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library))
+    if (c.reason.empty() && c.choice->name() != bucket_choice->name() &&
+        ((c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library)) ||
+         c.choice->fitted_to_m()))
       ranks.push_back(c.choice);
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
@@ -672,7 +675,7 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
     // A library rank, or the bucket's winner itself (a record of another winner of ours is stale: the bucket was
     // tuned again since; the bucket's winner runs).
     if (choices::ChoicePtr c = runnable(cands, rec->winner);
-        c && (c->library_rank() >= 0 || c->name() == bucket_choice->name()))
+        c && (c->library_rank() >= 0 || c->fitted_to_m() || c->name() == bucket_choice->name()))
       return c;
     return bucket_choice;
   }

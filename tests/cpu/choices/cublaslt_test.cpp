@@ -8,6 +8,7 @@
 // accuracy floor (Options::allow_reduced_precision_reduction), TMAGEMM_CUBLASLT_TOP_K, the configuration search's
 // tile table, modelled rows and wave model, and the backend's behaviour on a machine without a GPU.
 #include <cublasLt.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1209,12 +1210,79 @@ TEST(CublasltSearch, WaveModelRanksWholeRounds) {
             static_cast<uint32_t>(CUBLASLT_MATMUL_TILE_128x256));
 }
 
-// The search runs only with TMAGEMM_CUBLASLT_SEARCH=1 (not yet measured on the H200).
+// The search's configurations: the bucket's (the same list at every M of bucket 2049..2560, first) and, at an M whose
+// own best tiles are none of the bucket's, those tiles in every variant (fitted); the fitted tiles get the
+// kCublasLtFittedVariants pairs too. On 2304 x 2304 over 132 SMs 128x336 is one round of 126 tiles: fitted at 2304
+// (the bucket's middle M, so also a bucket tile), not at 2560 (140 tiles, two rounds).
+TEST(CublasltSearch, BucketConfigurationsThenFittedOnes) {
+  std::vector<uint32_t> offered;
+  for (int id = 0; id < CUBLASLT_MATMUL_TILE_END; ++id)
+    if (const CublasLtTile* t = cublaslt_tile(static_cast<uint32_t>(id)); t && t->rows == 128) offered.push_back(id);
+  auto name = [](const CublasLtSearchConfig& c) {
+    return fmt::format("{}x{}_o{}_c{}x{}", c.tile.rows, c.tile.cols, c.variant.custom, c.variant.cx, c.variant.cy);
+  };
+  auto bucket_part = [&](int64_t m, bool along_n) {
+    std::vector<std::string> names;
+    for (const auto& c : cublaslt_search_configs(m, 2304, along_n, 1, 132, offered)) {
+      const bool bucket_variant = std::any_of(std::begin(kCublasLtSearchVariants), std::end(kCublasLtSearchVariants),
+                                              [&](const auto& v) { return v.custom == c.variant.custom &&
+                                                                          v.cluster == c.variant.cluster; });
+      if (bucket_variant) names.push_back(name(c));
+    }
+    return names;
+  };
+  const auto at_hi = cublaslt_search_configs(2560, 2304, false, 1, 132, offered);
+  const auto at_mid = cublaslt_search_configs(2304, 2304, false, 1, 132, offered);
+  ASSERT_FALSE(at_hi.empty());
+  EXPECT_LE(at_mid.size(), 28u);
+  // The bucket's list opens every M's list, in the same order.
+  const auto hi_bucket = bucket_part(2560, false);
+  for (const int64_t m : {2049, 2101, 2304, 2560}) {
+    const auto all = cublaslt_search_configs(m, 2304, false, 1, 132, offered);
+    ASSERT_GE(all.size(), hi_bucket.size()) << m;
+    for (std::size_t i = 0; i < hi_bucket.size(); ++i) EXPECT_EQ(name(all[i]), hi_bucket[i]) << m;
+  }
+  // At the bucket's last M every fitted tile is a bucket tile: only the fitted variants follow the bucket's list.
+  for (std::size_t i = hi_bucket.size(); i < at_hi.size(); ++i) {
+    EXPECT_TRUE(at_hi[i].fitted);
+    EXPECT_EQ(at_hi[i].variant.custom, 3u);
+  }
+  // At 2304, 128x336 is fitted (every variant), and absent from 2560's list.
+  auto has_336 = [](const std::vector<CublasLtSearchConfig>& cs, bool fitted) {
+    return std::count_if(cs.begin(), cs.end(), [&](const CublasLtSearchConfig& c) {
+      return c.tile.id == CUBLASLT_MATMUL_TILE_128x336 && c.fitted == fitted;
+    });
+  };
+  EXPECT_EQ(has_336(at_mid, true), 5);
+  EXPECT_EQ(has_336(at_mid, false), 0);
+  EXPECT_EQ(has_336(at_hi, false), 3);  // a bucket tile (the best at the bucket's middle M, 2304), not fitted at 2560
+  EXPECT_EQ(has_336(at_hi, true), 0);
+  // Past the bucket's list, every configuration at every M of the bucket is fitted.
+  for (int64_t m = 2049; m <= 2560; ++m) {
+    const auto all = cublaslt_search_configs(m, 2304, false, 1, 132, offered);
+    for (std::size_t i = hi_bucket.size(); i < all.size(); ++i) EXPECT_TRUE(all[i].fitted) << m;
+    EXPECT_LE(all.size(), 28u) << m;
+  }
+  // Swapped (the rows along cuBLAS's n) on a square problem: the same fitted configurations (the bucket's differ: a
+  // tile's 128 rows lie along cuBLAS's m, the fixed 2304, and its columns along the bucket's Ms).
+  auto fitted_names = [&](const std::vector<CublasLtSearchConfig>& cs) {
+    std::vector<std::string> n;
+    for (const auto& c : cs)
+      if (c.fitted) n.push_back(name(c));
+    std::sort(n.begin(), n.end());
+    return n;
+  };
+  EXPECT_EQ(fitted_names(cublaslt_search_configs(2304, 2304, true, 1, 132, offered)), fitted_names(at_mid));
+  // Decode: none.
+  EXPECT_TRUE(cublaslt_search_configs(64, 4096, false, 1, 132, offered).empty());
+}
+
+// The search runs unless TMAGEMM_CUBLASLT_SEARCH=0.
 TEST(CublasltSearch, EnvironmentSwitch) {
   const char* old = std::getenv("TMAGEMM_CUBLASLT_SEARCH");
   const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
   unsetenv("TMAGEMM_CUBLASLT_SEARCH");
-  EXPECT_FALSE(cublaslt_search_enabled());
+  EXPECT_TRUE(cublaslt_search_enabled());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
   EXPECT_FALSE(cublaslt_search_enabled());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "1", 1);

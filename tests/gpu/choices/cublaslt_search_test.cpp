@@ -1,7 +1,8 @@
 // cublaslt_search_test.cpp — the cuBLASLt configuration search (src/choices/cublaslt.hpp): its configurations of
 // cuBLASLt's own algorithm run and match the reference on a wave-shaped problem in two layouts and with an f32 output,
-// every M of one shape bucket gets the same candidates (so a stored winner is found again at any M of it), decode
-// problems (M <= 64) get none, and the search is off unless TMAGEMM_CUBLASLT_SEARCH=1 (which these tests set).
+// every M of one shape bucket gets the bucket's candidates (so a stored winner is found again at any M of it) and the
+// ones fitted to its own M after them, decode problems (M <= 64) get none, and TMAGEMM_CUBLASLT_SEARCH=0 turns the
+// search off (these tests set it to 1 and restore it).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -73,7 +74,7 @@ TEST_F(CublasLtSearch, ConfigurationsMatchTheReference) {
     Matrix a, b, o;
     const auto found = search_choices(M, N, K, cs.b_col, cs.out, &a, &b, &o);
     ASSERT_FALSE(found.empty()) << "the search offered no configuration on an sm_90 device";
-    EXPECT_LE(found.size(), 18u);
+    EXPECT_LE(found.size(), 28u);
     const TensorView va = view_of(a, 0, M, K, K, 1);
     const TensorView vb = cs.b_col ? view_of(b, 0, K, N, 1, K) : view_of(b, 0, K, N, N, 1);
     EXPECT_EQ(check_choices_on_views(found, va, vb, o, view_of(o, 0, M, N, N, 1), true),
@@ -81,26 +82,43 @@ TEST_F(CublasLtSearch, ConfigurationsMatchTheReference) {
   }
 }
 
-// One bucket (2049..2560 rows), one candidate list; a ragged M of the bucket runs the configurations too.
+// One bucket (2049..2560 rows), one candidate list: what the bucket's last M offers in the bucket's variants is
+// offered at every M of the bucket (every further choice is fitted to its M); at M = 2304, 128x336 (one round of
+// tiles there) is fitted. A ragged M of the bucket runs the configurations too.
 TEST_F(CublasLtSearch, SameCandidatesAcrossABucket) {
-  const auto at_lo = names_of(search_choices(2049, 2304, 256, false, DType::bf16));
-  const auto at_mid = names_of(search_choices(2304, 2304, 256, false, DType::bf16));
+  auto in_bucket_variants = [](const std::string& n) {
+    return n.ends_with("_o7_c1x1") || n.ends_with("_o5_c1x1") || n.ends_with("_o7_c2x1");
+  };
+  std::vector<std::string> bucket;
+  for (const auto& c : search_choices(2560, 2304, 256, false, DType::bf16))
+    if (in_bucket_variants(c->name())) bucket.push_back(c->name());
+  ASSERT_FALSE(bucket.empty());
+  const int64_t ragged_m = 2101;
   Matrix a, b, o;
-  const auto hi_choices = search_choices(2560, 2304, 256, false, DType::bf16);
-  EXPECT_EQ(at_lo, at_mid);
-  EXPECT_EQ(at_lo, names_of(hi_choices));
-  const int64_t M = 2101, N = 2304, K = 256;
-  const auto ragged = search_choices(M, N, K, false, DType::bf16, &a, &b, &o);
-  EXPECT_EQ(names_of(ragged), at_lo);
-  check_choices_on_views(ragged, view_of(a, 0, M, K, K, 1), view_of(b, 0, K, N, N, 1), o, view_of(o, 0, M, N, N, 1),
-                         false);
+  for (const int64_t m : {int64_t{2049}, int64_t{2304}, ragged_m}) {
+    SCOPED_TRACE(m);
+    const auto at_m = m == ragged_m ? search_choices(m, 2304, 256, false, DType::bf16, &a, &b, &o)
+                                    : search_choices(m, 2304, 256, false, DType::bf16);
+    const auto names = names_of(at_m);
+    ASSERT_GE(names.size(), bucket.size());
+    EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(bucket.size())),
+              bucket);
+    for (std::size_t i = bucket.size(); i < at_m.size(); ++i) EXPECT_TRUE(at_m[i]->fitted_to_m()) << names[i];
+    if (m == 2304)
+      EXPECT_TRUE(std::any_of(at_m.begin(), at_m.end(), [](const choices::ChoicePtr& c) {
+        return c->fitted_to_m() && c->name().find("_t128x336_") != std::string::npos;
+      })) << "no fitted 128x336 configuration at M = 2304";
+    if (m == ragged_m)
+      check_choices_on_views(at_m, view_of(a, 0, m, 256, 256, 1), view_of(b, 0, 256, 2304, 2304, 1), o,
+                             view_of(o, 0, m, 2304, 2304, 1), false);
+  }
 }
 
-// Decode problems get no configuration; without TMAGEMM_CUBLASLT_SEARCH=1 there is no search.
+// Decode problems get no configuration; the search is on by default and TMAGEMM_CUBLASLT_SEARCH=0 turns it off.
 TEST_F(CublasLtSearch, NoneForDecodeOrWhenOff) {
   EXPECT_TRUE(search_choices(64, 4096, 4096, false, DType::bf16).empty());
   unsetenv("TMAGEMM_CUBLASLT_SEARCH");
-  EXPECT_TRUE(search_choices(2304, 2304, 256, false, DType::bf16).empty());
+  EXPECT_FALSE(search_choices(2304, 2304, 256, false, DType::bf16).empty());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
   EXPECT_TRUE(search_choices(2304, 2304, 256, false, DType::bf16).empty());
 }

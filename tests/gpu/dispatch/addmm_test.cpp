@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "choices/cublaslt.hpp"
 #include "choices/persistent_tma.hpp"
 #include "gpu/gpu_util.hpp"
 #include "runtime/device.hpp"
@@ -315,6 +316,43 @@ TEST_F(Addmm, EveryPersistentTmaConfigLoopsOverTilesWithAnEpilogue) {
     }
   }
   run_and_check(cases, 4);
+}
+
+// Every configuration of cuBLASLt's configuration search (choices/cublaslt.hpp) with cuBLASLt's epilogues: a (1,N)
+// bias with none / relu / gelu_tanh and a full bias as its C, in the rr and rc layouts, each configuration alone.
+TEST_F(Addmm, EveryCublasLtSearchConfigurationWithItsEpilogue) {
+  if (!choices::cublaslt_search_enabled()) GTEST_SKIP() << "TMAGEMM_CUBLASLT_SEARCH=0 in this environment";
+  const int64_t m = 1000, n = 1032, k = 200;
+  std::mt19937 rng(48);
+  Matrix a = make_matrix(DType::bf16, m, k, false, 8, rng, true);
+  Matrix out = make_matrix(DType::bf16, m, n, false, 8, rng, false);
+  Matrix bias = make_matrix(DType::bf16, 1, n, false, 8, rng, true);
+  std::vector<Case> cases;
+  const Activation acts[] = {Activation::none, Activation::relu, Activation::gelu_tanh};
+  for (const bool b_col : {false, true}) {  // each layout's own configurations (cuBLASLt checks each per layout)
+    Matrix b = make_matrix(DType::bf16, b_col ? n : k, b_col ? k : n, false, 8, rng, true);
+    const TensorView vb = b_col ? view_of(b, 0, k, n, 1, k) : view_of(b, 0, k, n, n, 1);
+    std::vector<std::string> names;
+    for (const auto& c : choices::cublaslt_backend().enumerate(
+             make_addmm_problem(bias.view(), a.view(), vb, out.view(), 1.0f, 1.0f, Activation::relu),
+             runtime::device_info(0), Options::defaults_only()))
+      if (c->name().rfind("cublaslt_a", 0) == 0 && c->name().rfind("cublaslt_algo", 0) != 0)
+        names.push_back(c->name());
+    ASSERT_FALSE(names.empty()) << "the search offered no configuration for addmm on an sm_90 device";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      Case c;
+      c.backend = "cublaslt";
+      c.options = backend_only("cublaslt");
+      c.options.choice_regex = fmt::format("^{}$", names[i]);
+      c.m = m, c.n = n, c.k = k;
+      c.b_col = b_col;
+      c.shape = i % 4 == 3 ? BiasShape::full : BiasShape::row;
+      c.act = c.shape == BiasShape::full ? Activation::none : acts[i % 3];
+      c.alpha = 0.75f, c.beta = 1.25f;
+      cases.push_back(c);
+    }
+  }
+  run_and_check(cases, 1);
 }
 
 TEST_F(Addmm, TunedCallPicksACorrectChoiceAndCublasLtWhereItsEpilogueMatches) {
