@@ -319,7 +319,8 @@ TEST_F(Addmm, EveryPersistentTmaConfigLoopsOverTilesWithAnEpilogue) {
 }
 
 // Every configuration of cuBLASLt's configuration search (choices/cublaslt.hpp) with cuBLASLt's epilogues: a (1,N)
-// bias with none / relu / gelu_tanh and a full bias as its C, in the rr and rc layouts, each configuration alone.
+// bias with none / relu / gelu_tanh (beta 1) and a full bias as its C (beta 1.25), in the rr and rc layouts, each
+// configuration alone.
 TEST_F(Addmm, EveryCublasLtSearchConfigurationWithItsEpilogue) {
   if (!choices::cublaslt_search_enabled()) GTEST_SKIP() << "TMAGEMM_CUBLASLT_SEARCH=0 in this environment";
   const int64_t m = 1000, n = 1032, k = 200;
@@ -348,7 +349,8 @@ TEST_F(Addmm, EveryCublasLtSearchConfigurationWithItsEpilogue) {
       c.b_col = b_col;
       c.shape = i % 4 == 3 ? BiasShape::full : BiasShape::row;
       c.act = c.shape == BiasShape::full ? Activation::none : acts[i % 3];
-      c.alpha = 0.75f, c.beta = 1.25f;
+      c.alpha = 0.75f;
+      c.beta = c.shape == BiasShape::full ? 1.25f : 1.0f;  // cuBLASLt's bias epilogue adds the bias unscaled
       cases.push_back(c);
     }
   }
