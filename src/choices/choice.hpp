@@ -66,6 +66,9 @@ class Choice {
   // choices/cublaslt.hpp): the tuner times it at that M against the bucket's winner and the library's ranks
   // (tune/tuner.cpp, library_rank_at_m), whatever the bucket's tuning found.
   virtual bool fitted_to_m() const { return false; }
+  // Offered for the enumerated problem's own M only: another M of its shape bucket may not have it, so it is never a
+  // candidate of a bucket's tuning (whose winner must run every M of the bucket); implies fitted_to_m.
+  virtual bool m_only() const { return false; }
 };
 
 using ChoicePtr = std::shared_ptr<const Choice>;

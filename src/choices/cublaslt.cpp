@@ -491,11 +491,11 @@ std::vector<CublasLtSearchConfig> cublaslt_search_configs(int64_t m, uint64_t ot
   const std::vector<CublasLtTile> fitted = m > 64 ? best_at(m) : std::vector<CublasLtTile>();
   std::vector<CublasLtSearchConfig> out;
   for (const CublasLtTile& t : bucket)
-    for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, has(fitted, t)});
+    for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, true, has(fitted, t)});
   for (const CublasLtTile& t : fitted) {
     if (!has(bucket, t))
-      for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, true});
-    for (const CublasLtSearchVariant& v : kCublasLtFittedVariants) out.push_back({t, v, true});
+      for (const CublasLtSearchVariant& v : kCublasLtSearchVariants) out.push_back({t, v, false, true});
+    for (const CublasLtSearchVariant& v : kCublasLtFittedVariants) out.push_back({t, v, false, true});
   }
   return out;
 }
@@ -909,11 +909,12 @@ class CublasLtChoice final : public Choice {
         rank_(rank),
         primary_(std::make_shared<const Variant>(std::move(primary))) {}
   // A configuration of the search: the same algorithm configuration at every problem (checked per layout).
-  CublasLtChoice(const LtConfig& config, bool fitted, Variant primary)
+  CublasLtChoice(const LtConfig& config, bool fitted, bool m_only, Variant primary)
       : name_(config_name(config)),
         rank_(-1),
         config_(config),
         fitted_(fitted),
+        m_only_(m_only),
         primary_(std::make_shared<const Variant>(std::move(primary))) {}
 
   const std::string& name() const override { return name_; }
@@ -1004,6 +1005,7 @@ class CublasLtChoice final : public Choice {
   TiePolicy tie_policy() const override { return config_ ? TiePolicy::fastest : TiePolicy::library_rank; }
   const char* library() const override { return config_ ? "" : "cuBLASLt"; }
   bool fitted_to_m() const override { return fitted_; }
+  bool m_only() const override { return m_only_; }
 
  private:
   // The plan and algorithm that run `call` (= cublaslt_call(p)) with `target` SMs and reduction-scheme mask `mask`:
@@ -1045,6 +1047,7 @@ class CublasLtChoice final : public Choice {
   int rank_;
   std::optional<LtConfig> config_;  // set for a configuration of the search (rank_ -1)
   bool fitted_ = false;             // a configuration of the search fitted to the enumerated problem's M
+  bool m_only_ = false;             // ... and of that M only (not of its bucket's list)
   VariantPtr primary_;
   mutable std::mutex mutex_;
   mutable std::vector<VariantPtr> others_;
@@ -1073,7 +1076,7 @@ void search_configs(const GemmProblem& p, const std::shared_ptr<const Plan>& pla
     const LtConfig cfg{algo_id, sc.tile, sc.variant};
     CublasLtChoice::Variant var{plan, {}, 0};
     if (!config_algo(*plan, cfg, var.algo, var.workspace).empty()) continue;
-    choices.push_back(std::make_shared<const CublasLtChoice>(cfg, sc.fitted, std::move(var)));
+    choices.push_back(std::make_shared<const CublasLtChoice>(cfg, sc.fitted, !sc.bucket, std::move(var)));
   }
 }
 
@@ -1143,7 +1146,15 @@ std::vector<std::size_t> cublaslt_distinct_first_picks(const std::vector<GemmPro
 }
 
 Backend cublaslt_backend() {
-  return Backend{.name = "cublaslt", .enumerate = &enumerate, .costly_enumeration = true};
+  return Backend{.name = "cublaslt",
+                 .enumerate = &enumerate,
+                 // The configuration search widens the choices of 16-bit mm / addmm / bmm: a tuning without it never
+                 // answers for a process with it, nor the other way round.
+                 .key_tag = [](const GemmProblem& p) {
+                   const bool searched = p.op == Op::mm || p.op == Op::addmm || p.op == Op::bmm;
+                   return std::string(searched && !cublaslt_search_enabled() ? "-nosearch" : "");
+                 },
+                 .costly_enumeration = true};
 }
 
 }  // namespace tmagemm::choices

@@ -107,11 +107,13 @@ std::vector<CublasLtTile> cublaslt_search_tiles(uint64_t m, uint64_t n, int64_t 
 // and 2x2 clusters (the probe's winners on 4224^3 and 3000x5000x1000, neither M the last of its bucket).
 inline constexpr CublasLtSearchVariant kCublasLtFittedVariants[] = {{3, 2, 1, 1}, {3, 6, 2, 2}};
 
-// One configuration of the search: a tile in a variant; `fitted` when the tile is one of the
-// kCublasLtSearchTilesPerM best of the wave model at the problem's own M.
+// One configuration of the search: a tile in a variant; `bucket` when it is of the bucket's list (the same at every M
+// of the bucket), `fitted` when the tile is one of the kCublasLtSearchTilesPerM best of the wave model at the
+// problem's own M (a configuration is of the bucket's list, fitted, or both).
 struct CublasLtSearchConfig {
   CublasLtTile tile;
   CublasLtSearchVariant variant;
+  bool bucket = false;
   bool fitted = false;
 };
 
@@ -119,9 +121,10 @@ struct CublasLtSearchConfig {
 // rows are cuBLAS's n when `rows_along_n` (a swapped call), else its m: the bucket's (the best tiles at each M of
 // cublaslt_search_model_ms in each kCublasLtSearchVariants pair: the same list at every M of a bucket) then the
 // fitted tiles' other pairs (kCublasLtFittedVariants) and, where a fitted tile is none of the bucket's, its
-// kCublasLtSearchVariants. The fitted configurations exist at their own M only; the tuner times them there with the
-// library's ranks (tune/tuner.cpp, library_rank_at_m), never for the bucket. Needs no GPU; cuBLASLt may still refuse
-// some (cublasLtMatmulAlgoCheck).
+// kCublasLtSearchVariants. Those not of the bucket's list exist at their own M only (Choice::m_only: never a
+// candidate of the bucket's tuning, even where another M of the bucket has the same one); the tuner times every
+// fitted one at its M with the library's ranks (tune/tuner.cpp, library_rank_at_m). Needs no GPU; cuBLASLt may still
+// refuse some (cublasLtMatmulAlgoCheck).
 std::vector<CublasLtSearchConfig> cublaslt_search_configs(int64_t m, uint64_t other, bool rows_along_n, int64_t batch,
                                                           int sm_count, const std::vector<uint32_t>& offered);
 

@@ -342,8 +342,9 @@ PreloadStats preload(const Model& model, int device, Options options, std::vecto
       }
       if (!warm_runs) continue;
       // A cuBLASLt choice runs its rank's heuristic pick at each M: one run per distinct first pick of the bucket's
-      // rows loads each kernel it can meet (buckets.hpp: in a bucket only rank 0 is ever the winner).
-      if (std::string(c->backend()) == "cublaslt" && !b.exact()) {
+      // rows loads each kernel it can meet (buckets.hpp: in a bucket only rank 0 is ever the winner). A configuration
+      // of the search (rank -1) is one algorithm at every M: the run above loaded it.
+      if (std::string(c->backend()) == "cublaslt" && c->library_rank() >= 0 && !b.exact()) {
         std::vector<GemmProblem> rows;
         for (int64_t r = b.lo; r < b.hi; ++r) rows.push_back(model_problem(w, r, device));
         for (std::size_t i : choices::cublaslt_distinct_first_picks(rows, options)) warm_runs->push_back(rows[i]);

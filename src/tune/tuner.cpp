@@ -460,8 +460,8 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
   // every M, is a policy that one tuning can stand for. (Measured on the H200, docs/perf-notes.md: a bucket's rank-3
   // winner lost 5-15 % to rank 0 at other Ms of the bucket.)
   for (const auto& c : at_rep)
-    if (c.reason.empty() && c.choice->library_rank() <= 0 && runnable(at_lo, c.choice->name()) &&
-        runnable(cands, c.choice->name()))
+    if (c.reason.empty() && c.choice->library_rank() <= 0 && !c.choice->m_only() &&
+        runnable(at_lo, c.choice->name()) && runnable(cands, c.choice->name()))
       t.candidates.push_back(c.choice);
     else if (c.reason.empty() && c.choice->library_rank() > 0)
       t.top_only.push_back(c.choice);  // the representative M runs its own timings' winner, as an exact tuning would
@@ -470,7 +470,9 @@ BucketTuning bucket_tuning(const GemmProblem& p, const Options& o, const runtime
   // that it cannot run then finds no runnable winner and is tuned in turn.
   if (t.candidates.empty()) {
     t.problem = p;
-    t.candidates = usable;
+    for (const auto& c : usable)
+      if (!c->m_only()) t.candidates.push_back(c);
+    if (t.candidates.empty()) t.candidates = usable;  // (a winner no other M has: those Ms tune in turn, as above)
     t.top_only.clear();
   }
   return t;
@@ -664,18 +666,20 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
     if (!runnable(cands, bucket_choice->name())) return bucket_choice;
     ranks.push_back(bucket_choice);
   }
-  for (const auto& c : cands)
-    if (c.reason.empty() && c.choice->name() != bucket_choice->name() &&
-        ((c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library)) ||
-         c.choice->fitted_to_m()))
-      ranks.push_back(c.choice);
+  for (const auto& c : cands) {
+    const bool timed = (c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library)) ||
+                       c.choice->fitted_to_m() || c.choice->m_only();
+    const bool already = std::any_of(ranks.begin(), ranks.end(),
+                                     [&](const choices::ChoicePtr& r) { return r->name() == c.choice->name(); });
+    if (c.reason.empty() && timed && !already) ranks.push_back(c.choice);
+  }
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
   if (rec) {
     // A library rank, or the bucket's winner itself (a record of another winner of ours is stale: the bucket was
     // tuned again since; the bucket's winner runs).
     if (choices::ChoicePtr c = runnable(cands, rec->winner);
-        c && (c->library_rank() >= 0 || c->fitted_to_m() || c->name() == bucket_choice->name()))
+        c && (c->library_rank() >= 0 || c->fitted_to_m() || c->m_only() || c->name() == bucket_choice->name()))
       return c;
     return bucket_choice;
   }

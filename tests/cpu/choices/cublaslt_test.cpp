@@ -1210,59 +1210,59 @@ TEST(CublasltSearch, WaveModelRanksWholeRounds) {
             static_cast<uint32_t>(CUBLASLT_MATMUL_TILE_128x256));
 }
 
-// The search's configurations: the bucket's (the same list at every M of bucket 2049..2560, first) and, at an M whose
-// own best tiles are none of the bucket's, those tiles in every variant (fitted); the fitted tiles get the
-// kCublasLtFittedVariants pairs too. On 2304 x 2304 over 132 SMs 128x336 is one round of 126 tiles: fitted at 2304
-// (the bucket's middle M, so also a bucket tile), not at 2560 (140 tiles, two rounds).
-TEST(CublasltSearch, BucketConfigurationsThenFittedOnes) {
+// The search's configurations: the bucket's list first (flagged `bucket`, the same at every M of the bucket), then
+// those of the call's own M only (fitted, not `bucket`): its best tiles' kCublasLtFittedVariants pairs and, where a
+// best tile is none of the bucket's, its kCublasLtSearchVariants too. On 2304 x 2304 over 132 SMs 128x336 is one
+// round of 126 tiles: fitted at 2304 (the bucket's middle M, so also a bucket tile), not at 2560 (140 tiles, two
+// rounds).
+TEST(CublasltSearch, BucketConfigurationsThenThoseOfOneM) {
   std::vector<uint32_t> offered;
   for (int id = 0; id < CUBLASLT_MATMUL_TILE_END; ++id)
     if (const CublasLtTile* t = cublaslt_tile(static_cast<uint32_t>(id)); t && t->rows == 128) offered.push_back(id);
   auto name = [](const CublasLtSearchConfig& c) {
     return fmt::format("{}x{}_o{}_c{}x{}", c.tile.rows, c.tile.cols, c.variant.custom, c.variant.cx, c.variant.cy);
   };
-  auto bucket_part = [&](int64_t m, bool along_n) {
-    std::vector<std::string> names;
-    for (const auto& c : cublaslt_search_configs(m, 2304, along_n, 1, 132, offered)) {
-      const bool bucket_variant = std::any_of(std::begin(kCublasLtSearchVariants), std::end(kCublasLtSearchVariants),
-                                              [&](const auto& v) { return v.custom == c.variant.custom &&
-                                                                          v.cluster == c.variant.cluster; });
-      if (bucket_variant) names.push_back(name(c));
-    }
-    return names;
+  auto is_bucket_variant = [](const CublasLtSearchVariant& v) {
+    return std::any_of(std::begin(kCublasLtSearchVariants), std::end(kCublasLtSearchVariants),
+                       [&](const CublasLtSearchVariant& x) { return x.custom == v.custom && x.cluster == v.cluster; });
   };
+  // Over every M of several buckets, other extents and both orientations: the bucket's configurations are the same
+  // list at every M of the bucket and open each M's list; the rest are fitted; somewhere a best tile is none of the
+  // bucket's (the branch that adds its bucket variants as configurations of one M).
+  int one_m_tiles = 0;
+  for (const uint64_t other : {1536u, 2304u, 4608u, 5000u, 14336u})
+    for (const bool along_n : {false, true})
+      for (const int64_t lo : {int64_t{2049}, int64_t{4097}, int64_t{897}}) {
+        const tune::MBucket b = tune::m_bucket(Op::mm, lo);
+        std::vector<std::string> first;
+        for (int64_t m = b.lo; m <= b.hi; ++m) {
+          const auto all = cublaslt_search_configs(m, other, along_n, 1, 132, offered);
+          std::vector<std::string> bucket;
+          std::size_t i = 0;
+          for (; i < all.size() && all[i].bucket; ++i) bucket.push_back(name(all[i]));
+          for (std::size_t j = i; j < all.size(); ++j) {
+            ASSERT_FALSE(all[j].bucket) << m << " " << other;
+            EXPECT_TRUE(all[j].fitted) << m << " " << other;
+            if (is_bucket_variant(all[j].variant)) ++one_m_tiles;
+          }
+          for (const auto& c : all) EXPECT_TRUE(c.bucket || c.fitted);
+          EXPECT_LE(all.size(), 28u);
+          if (m == b.lo) first = bucket;
+          else ASSERT_EQ(bucket, first) << "M " << m << " of " << b.lo << ".." << b.hi << ", other " << other;
+        }
+      }
+  EXPECT_GT(one_m_tiles, 0);
   const auto at_hi = cublaslt_search_configs(2560, 2304, false, 1, 132, offered);
   const auto at_mid = cublaslt_search_configs(2304, 2304, false, 1, 132, offered);
-  ASSERT_FALSE(at_hi.empty());
-  EXPECT_LE(at_mid.size(), 28u);
-  // The bucket's list opens every M's list, in the same order.
-  const auto hi_bucket = bucket_part(2560, false);
-  for (const int64_t m : {2049, 2101, 2304, 2560}) {
-    const auto all = cublaslt_search_configs(m, 2304, false, 1, 132, offered);
-    ASSERT_GE(all.size(), hi_bucket.size()) << m;
-    for (std::size_t i = 0; i < hi_bucket.size(); ++i) EXPECT_EQ(name(all[i]), hi_bucket[i]) << m;
-  }
-  // At the bucket's last M every fitted tile is a bucket tile: only the fitted variants follow the bucket's list.
-  for (std::size_t i = hi_bucket.size(); i < at_hi.size(); ++i) {
-    EXPECT_TRUE(at_hi[i].fitted);
-    EXPECT_EQ(at_hi[i].variant.custom, 3u);
-  }
-  // At 2304, 128x336 is fitted (every variant), and absent from 2560's list.
-  auto has_336 = [](const std::vector<CublasLtSearchConfig>& cs, bool fitted) {
+  auto count_336 = [](const std::vector<CublasLtSearchConfig>& cs, bool bucket, bool fitted) {
     return std::count_if(cs.begin(), cs.end(), [&](const CublasLtSearchConfig& c) {
-      return c.tile.id == CUBLASLT_MATMUL_TILE_128x336 && c.fitted == fitted;
+      return c.tile.id == CUBLASLT_MATMUL_TILE_128x336 && c.bucket == bucket && c.fitted == fitted;
     });
   };
-  EXPECT_EQ(has_336(at_mid, true), 5);
-  EXPECT_EQ(has_336(at_mid, false), 0);
-  EXPECT_EQ(has_336(at_hi, false), 3);  // a bucket tile (the best at the bucket's middle M, 2304), not fitted at 2560
-  EXPECT_EQ(has_336(at_hi, true), 0);
-  // Past the bucket's list, every configuration at every M of the bucket is fitted.
-  for (int64_t m = 2049; m <= 2560; ++m) {
-    const auto all = cublaslt_search_configs(m, 2304, false, 1, 132, offered);
-    for (std::size_t i = hi_bucket.size(); i < all.size(); ++i) EXPECT_TRUE(all[i].fitted) << m;
-    EXPECT_LE(all.size(), 28u) << m;
-  }
+  EXPECT_EQ(count_336(at_mid, true, true), 3);    // the bucket's three settings, fitted here
+  EXPECT_EQ(count_336(at_mid, false, true), 2);   // and custom option 3 for M = 2304 only
+  EXPECT_EQ(count_336(at_hi, true, false), 3);    // a bucket tile, not fitted at 2560
+  EXPECT_EQ(count_336(at_hi, false, true), 0);
   // Swapped (the rows along cuBLAS's n) on a square problem: the same fitted configurations (the bucket's differ: a
   // tile's 128 rows lie along cuBLAS's m, the fixed 2304, and its columns along the bucket's Ms).
   auto fitted_names = [&](const std::vector<CublasLtSearchConfig>& cs) {
@@ -1287,6 +1287,18 @@ TEST(CublasltSearch, EnvironmentSwitch) {
   EXPECT_FALSE(cublaslt_search_enabled());
   setenv("TMAGEMM_CUBLASLT_SEARCH", "1", 1);
   EXPECT_TRUE(cublaslt_search_enabled());
+  // Switched off, the tuning keys of the problems it serves get a tag (a tuning with the search never answers for a
+  // process without it, nor the other way round); FP8 has no search, so no tag.
+  const Backend lt = cublaslt_backend();
+  ASSERT_NE(lt.key_tag, nullptr);
+  GemmProblem p = mm_problem(true, true, true);
+  EXPECT_EQ(lt.key_tag(p), "");
+  setenv("TMAGEMM_CUBLASLT_SEARCH", "0", 1);
+  EXPECT_EQ(lt.key_tag(p), "-nosearch");
+  p.op = Op::bmm;
+  EXPECT_EQ(lt.key_tag(p), "-nosearch");
+  p.op = Op::scaled_mm;
+  EXPECT_EQ(lt.key_tag(p), "");
   if (saved) setenv("TMAGEMM_CUBLASLT_SEARCH", saved->c_str(), 1);
   else unsetenv("TMAGEMM_CUBLASLT_SEARCH");
 }

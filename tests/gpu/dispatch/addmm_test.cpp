@@ -318,41 +318,54 @@ TEST_F(Addmm, EveryPersistentTmaConfigLoopsOverTilesWithAnEpilogue) {
   run_and_check(cases, 4);
 }
 
-// Every configuration of cuBLASLt's configuration search (choices/cublaslt.hpp) with cuBLASLt's epilogues: a (1,N)
-// bias with none / relu / gelu_tanh (beta 1) and a full bias as its C (beta 1.25), in the rr and rc layouts, each
-// configuration alone.
+// Every configuration of cuBLASLt's configuration search (choices/cublaslt.hpp) with each of cuBLASLt's epilogues it
+// offers itself for: a (1,N) bias with none / relu / gelu_tanh (beta 1: cuBLASLt adds its bias unscaled) and a full
+// bias as its C (beta 1.25), row-major B; with B column-major, the relu epilogue. Each configuration runs alone
+// (its name as the choice regex), enumerated on the very problem it runs.
 TEST_F(Addmm, EveryCublasLtSearchConfigurationWithItsEpilogue) {
   if (!choices::cublaslt_search_enabled()) GTEST_SKIP() << "TMAGEMM_CUBLASLT_SEARCH=0 in this environment";
   const int64_t m = 1000, n = 1032, k = 200;
   std::mt19937 rng(48);
   Matrix a = make_matrix(DType::bf16, m, k, false, 8, rng, true);
   Matrix out = make_matrix(DType::bf16, m, n, false, 8, rng, false);
-  Matrix bias = make_matrix(DType::bf16, 1, n, false, 8, rng, true);
+  Matrix row_bias = make_matrix(DType::bf16, 1, n, false, 8, rng, true);
+  Matrix full_bias = make_matrix(DType::bf16, m, n, false, 8, rng, true);
+  struct Kind {
+    bool b_col;
+    BiasShape shape;
+    Activation act;
+  };
+  const Kind kinds[] = {{false, BiasShape::row, Activation::none},
+                        {false, BiasShape::row, Activation::relu},
+                        {false, BiasShape::row, Activation::gelu_tanh},
+                        {false, BiasShape::full, Activation::none},
+                        {true, BiasShape::row, Activation::relu}};
   std::vector<Case> cases;
-  const Activation acts[] = {Activation::none, Activation::relu, Activation::gelu_tanh};
-  for (const bool b_col : {false, true}) {  // each layout's own configurations (cuBLASLt checks each per layout)
-    Matrix b = make_matrix(DType::bf16, b_col ? n : k, b_col ? k : n, false, 8, rng, true);
-    const TensorView vb = b_col ? view_of(b, 0, k, n, 1, k) : view_of(b, 0, k, n, n, 1);
-    std::vector<std::string> names;
+  for (const Kind& kind : kinds) {
+    Matrix b = make_matrix(DType::bf16, kind.b_col ? n : k, kind.b_col ? k : n, false, 8, rng, true);
+    const TensorView vb = kind.b_col ? view_of(b, 0, k, n, 1, k) : view_of(b, 0, k, n, n, 1);
+    const bool full = kind.shape == BiasShape::full;
+    const float beta = full ? 1.25f : 1.0f;
+    std::size_t offered = 0;
     for (const auto& c : choices::cublaslt_backend().enumerate(
-             make_addmm_problem(bias.view(), a.view(), vb, out.view(), 1.0f, 1.0f, Activation::relu),
-             runtime::device_info(0), Options::defaults_only()))
-      if (c->name().rfind("cublaslt_a", 0) == 0 && c->name().rfind("cublaslt_algo", 0) != 0)
-        names.push_back(c->name());
-    ASSERT_FALSE(names.empty()) << "the search offered no configuration for addmm on an sm_90 device";
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      Case c;
-      c.backend = "cublaslt";
-      c.options = backend_only("cublaslt");
-      c.options.choice_regex = fmt::format("^{}$", names[i]);
-      c.m = m, c.n = n, c.k = k;
-      c.b_col = b_col;
-      c.shape = i % 4 == 3 ? BiasShape::full : BiasShape::row;
-      c.act = c.shape == BiasShape::full ? Activation::none : acts[i % 3];
-      c.alpha = 0.75f;
-      c.beta = c.shape == BiasShape::full ? 1.25f : 1.0f;  // cuBLASLt's bias epilogue adds the bias unscaled
-      cases.push_back(c);
+             make_addmm_problem(full ? full_bias.view() : row_bias.view(), a.view(), vb, out.view(), beta, 0.75f,
+                                kind.act),
+             runtime::device_info(0), Options::defaults_only())) {
+      if (c->library_rank() >= 0 || c->name().rfind("cublaslt_a", 0) != 0) continue;  // not of the search
+      ++offered;
+      Case cs;
+      cs.backend = "cublaslt";
+      cs.options = backend_only("cublaslt");
+      cs.options.choice_regex = fmt::format("^{}$", c->name());
+      cs.m = m, cs.n = n, cs.k = k;
+      cs.b_col = kind.b_col;
+      cs.shape = kind.shape;
+      cs.act = kind.act;
+      cs.alpha = 0.75f, cs.beta = beta;
+      cases.push_back(cs);
     }
+    EXPECT_GT(offered, 0u) << "the search offered no configuration for " << to_string(kind.shape) << " "
+                           << to_string(kind.act) << (kind.b_col ? " rc" : " rr");
   }
   run_and_check(cases, 1);
 }

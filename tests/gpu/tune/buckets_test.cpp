@@ -8,10 +8,13 @@
 // (tune::top_m_choice).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "choices/cublaslt.hpp"
 #include "gpu/gpu_util.hpp"
 #include "runtime/device.hpp"
 #include "tune/benchmark.hpp"
@@ -252,6 +255,9 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
       EXPECT_NE(key.find("|2800x2048x1024x1|"), std::string::npos) << key;
       EXPECT_EQ(record.winner, ran);
       EXPECT_GE(record.timings.size(), 2u) << "the ranks timed at M = 2800";
+      EXPECT_TRUE(std::any_of(record.timings.begin(), record.timings.end(),
+                              [](const tune::Timing& t) { return t.choice == "cublaslt_algo0"; }))
+          << "cuBLASLt's first pick is one of the ranks timed";
     } else {
       ++bucket_records;
       EXPECT_EQ(record.winner, "cublaslt_algo0") << key;
@@ -260,6 +266,49 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
   EXPECT_EQ(rank_records, 1u);
   EXPECT_EQ(bucket_records, 1u);
   expect_per_m_choice_kept(o, ran, "cublaslt_algo0", s2);
+}
+
+TEST_F(TuneBuckets, SearchConfigurationsOfOneMAreTimedThereNeverForTheBucket) {
+  // The cuBLASLt search's configurations of one M only (Choice::m_only) are no candidates of the bucket's tuning (its
+  // winner must run every M of the bucket); another M of the bucket times its fitted configurations (at 2200 rows the
+  // wave model's best tiles, 128x320 and 128x328, are none of the bucket's) with cuBLASLt's ranks, its first pick
+  // included, and runs the fastest.
+  if (!choices::cublaslt_search_enabled()) GTEST_SKIP() << "TMAGEMM_CUBLASLT_SEARCH=0 in this environment";
+  shape(2560, 2304, 512);
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^cublaslt_";
+  auto offered = [&](int64_t m, bool (choices::Choice::*flag)() const) {
+    Matrix out = make_matrix(DType::bf16, m, n_, false, 8, rng_, false);
+    TensorView va = a_->view();
+    va.sizes[0] = m;
+    std::set<std::string> names;
+    for (const auto& c : tune::enumerate(make_mm_problem(va, b_->view(), out.view()), o))
+      if (c.reason.empty() && ((*c.choice).*flag)()) names.insert(c.choice->name());
+    return names;
+  };
+  const std::set<std::string> fitted = offered(2200, &choices::Choice::fitted_to_m);
+  std::set<std::string> m_only = offered(2200, &choices::Choice::m_only);
+  ASSERT_FALSE(m_only.empty()) << "no configuration of M = 2200 only";
+  for (const auto& n : offered(2560, &choices::Choice::m_only)) m_only.insert(n);
+  for (const auto& n : offered(2049, &choices::Choice::m_only)) m_only.insert(n);
+  call(2560, o);  // the bucket 2049..2560, tuned on its largest M
+  const std::string ran = call(2200, o);
+  std::size_t rank_records = 0;
+  for (const auto& [key, record] : tune::TuningDb(tune::TuningDb::default_path()).list()) {
+    std::set<std::string> timed;
+    for (const tune::Timing& t : record.timings) timed.insert(t.choice);
+    if (key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0) {
+      ++rank_records;
+      EXPECT_EQ(record.winner, ran);
+      EXPECT_TRUE(timed.count("cublaslt_algo0")) << "cuBLASLt's first pick is timed at M = 2200";
+      for (const auto& n : fitted) EXPECT_TRUE(timed.count(n)) << n << " fitted to M = 2200 but not timed there";
+    } else {
+      EXPECT_FALSE(m_only.count(record.winner)) << record.winner;
+      for (const auto& n : timed) EXPECT_FALSE(m_only.count(n)) << n << " (of one M only) timed for the bucket";
+    }
+  }
+  EXPECT_EQ(rank_records, 1u);
 }
 
 TEST_F(TuneBuckets, LibraryRanksAreTimedAgainstABucketWinnerOfOurs) {
