@@ -63,8 +63,8 @@ inline constexpr int kCublasLtMaxTopK = 16;
 // (tile, custom option, cluster shape; no split-K), named "cublaslt_a<algo>_t<rows>x<cols>_o<custom>_c<x>x<y>", the
 // same algorithm at every M of a bucket; the tuner times it like one of our kernels (it must beat the heuristic's
 // picks beyond the near-tie margin). 16-bit inputs only. On unless TMAGEMM_CUBLASLT_SEARCH=0: tuned on the H100 in the
-// forty-eighth session it took waves from 1.004 to 1.048 of cuBLASLt (2304x2304x8192 1.145, 2560^3 1.123, 4224^3
-// 1.052) with no row below its search-off run, for 35 % more tuning time (docs/perf-notes.md "Forty-eighth session").
+// forty-eighth session it took waves from 1.004 to 1.055 of cuBLASLt (2304x2304x8192 1.147, 2560^3 1.124, 4224^3
+// 1.085; lowest row 0.999), for 35 % more tuning time (docs/perf-notes.md "Forty-eighth session").
 // The candidates (cublaslt_search_configs): for each M of cublaslt_search_model_ms, the kCublasLtSearchTilesPerM tiles
 // with the best wave model (cublaslt_search_tiles) among those the heuristic's first algorithm offers, each in the
 // kCublasLtSearchVariants (custom option, cluster) pairs, and the best tiles at the call's own M (fitted) in

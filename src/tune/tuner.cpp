@@ -676,8 +676,8 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
   if (rec) {
-    // A library rank, or the bucket's winner itself (a record of another winner of ours is stale: the bucket was
-    // tuned again since; the bucket's winner runs).
+    // A library rank, a configuration fitted to this M, or the bucket's winner itself (a record of another winner of
+    // ours is stale: the bucket was tuned again since; the bucket's winner runs).
     if (choices::ChoicePtr c = runnable(cands, rec->winner);
         c && (c->library_rank() >= 0 || c->fitted_to_m() || c->m_only() || c->name() == bucket_choice->name()))
       return c;
