@@ -62,48 +62,23 @@ std::string describe(const cublasLtMatmulAlgo_t& al) {
 }
 
 int main(int argc, char** argv) {
-  cublasLtHandle_t lt;
-  CK(cublasLtCreate(&lt));
-  const size_t flush_bytes = 256u << 20, ws_bytes = 64u << 20;
-  void *flush, *ws;
-  int* sink;
-  CK(cudaMalloc(&flush, flush_bytes));
-  CK(cudaMalloc(&ws, ws_bytes));
-  CK(cudaMalloc(&sink, sizeof(int)));
-  CK(cudaMemset(flush, 1, flush_bytes));
-  const char* fe = std::getenv("FLUSH");
-  const bool read_flush = fe && std::string(fe) == "read";
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
+  ProbeBench pb;
+  const cublasLtHandle_t lt = pb.lt;
+  const size_t ws_bytes = ProbeBench::kWorkspaceBytes;
+  const bool read_flush = pb.read_flush;
   for (int i = 1; i < argc; ++i) {
-    long m, n, k;
-    if (std::sscanf(argv[i], "%ldx%ldx%ld", &m, &n, &k) != 3) continue;
-    __nv_bfloat16 *a, *b, *c;
-    CK(cudaMalloc(&a, m * k * 2));
-    CK(cudaMalloc(&b, k * n * 2));
-    CK(cudaMalloc(&c, m * n * 2));
-    fill_random<<<1024, 256>>>(a, m * k, 1);
-    fill_random<<<1024, 256>>>(b, k * n, 2);
+    RowMajorGemm g;
+    if (!g.parse(argv[i])) continue;
+    g.create();
+    const long m = g.m, n = g.n, k = g.k;
+    fill_random<<<1024, 256>>>(static_cast<__nv_bfloat16*>(g.a), m * k, 1);
+    fill_random<<<1024, 256>>>(static_cast<__nv_bfloat16*>(g.b), k * n, 2);
     CK(cudaDeviceSynchronize());
-    cublasLtMatmulDesc_t op;
-    CK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasLtMatrixLayout_t la, lb, lc;
-    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, n, k, n));
-    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, k, m, k));
-    CK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
-    const float alpha = 1, beta = 0;
+    const cublasLtMatmulDesc_t op = g.op;
+    const cublasLtMatrixLayout_t la = g.la, lb = g.lb, lc = g.lc;
     auto time_one = [&](const cublasLtMatmulAlgo_t& al) -> float {
-      if (read_flush)
-        read_all<<<132 * 8, 512>>>(static_cast<const int4*>(flush), flush_bytes / 16, sink);
-      else
-        cudaMemsetAsync(flush, 0x5a, flush_bytes);
-      cudaEventRecord(e0);
-      const cublasStatus_t st = cublasLtMatmul(lt, op, &alpha, b, la, a, lb, &beta, c, lc, c, lc, &al, ws, ws_bytes, 0);
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, e0, e1);
+      cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+      const float ms = pb.timed(0x5a, [&] { st = g.run(pb, al); });
       return st == CUBLAS_STATUS_SUCCESS && cudaGetLastError() == cudaSuccess ? ms : 1e30f;
     };
 
@@ -236,13 +211,7 @@ int main(int argc, char** argv) {
                   hbest / cnd.med(), cnd.heuristic ? "[heuristic] " : "", describe(cnd.algo).c_str());
     }
     std::fflush(stdout);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(op);
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(c);
+    g.destroy();
   }
   return 0;
 }
