@@ -76,6 +76,7 @@ struct BenchOptions {
   std::string flush = "write";
   bool back_to_back = false;  // --back-to-back: each run timed as the kernel right after the flush kernel
   bool sustained = false;     // --sustained: each side alone back to back in blocks, no flush (see the top)
+  std::string routing = "moe";  // --routing: the grouped rows' routing (suites.hpp grouped_routing)
 };
 
 struct Row {
@@ -109,6 +110,7 @@ struct Row {
   // of m rows; only the experts with rows are read).
   bool grouped = false;
   std::vector<int64_t> group_rows;
+  std::string routing;  // grouped rows: --routing
 
   double flops() const { return 2.0 * (grouped ? 1 : batch) * m * n * k; }
   double bytes() const {
@@ -391,6 +393,7 @@ Row row_for(const Suite& suite, const BenchShape& shape, DType dtype) {
   row.bandwidth = suite.report_bandwidth;
   row.grouped = suite.op == "grouped_mm";
   row.group_rows = shape.group_rows;
+  row.routing = shape.routing;
   return row;
 }
 
@@ -1190,7 +1193,10 @@ nlohmann::ordered_json to_json(const Row& r) {
       {"timing", r.sustained ? "sustained" : r.back_to_back ? "back_to_back" : "isolated"},
       {"tuning_m", r.m_buckets ? "bucket" : "exact"},
   };
-  if (r.grouped) j["group_rows"] = r.group_rows;
+  if (r.grouped) {
+    j["group_rows"] = r.group_rows;
+    j["routing"] = r.routing;
+  }
   if (r.bandwidth) {
     j["tmagemm_tbps"] = opt(r.ours_tbps());
     j["baseline_tbps"] = opt(r.base_tbps());
@@ -1225,7 +1231,13 @@ int run_bench(const BenchOptions& opt) {
     return 1;
   }
   const DType dtype = parse_dtype16(opt.dtype);
-  const std::vector<Suite> suites = expand_suite(opt.suite);
+  std::vector<Suite> suites = expand_suite(opt.suite);
+  for (Suite& s : suites)
+    if (s.op == "grouped_mm")
+      for (BenchShape& x : s.shapes) {
+        x.group_rows = grouped_routing(opt.routing, x.batch, x.m);
+        x.routing = opt.routing;
+      }
 
   Context ctx;
   ctx.device = opt.device;
@@ -1281,10 +1293,10 @@ int run_bench(const BenchOptions& opt) {
                  "RELU_BIAS); unfused = cuBLASLt mm (best of top-{}) + one bias/activation kernel, timed together\n",
                  kBaselineAlgos);
     if (suite.op == "grouped_mm")
-      fmt::print("out rows of group g = a rows of group g @ b[g] (MoE routing, fixed seed); baseline: the faster of "
+      fmt::print("out rows of group g = a rows of group g @ b[g] (MoE routing, fixed seed{}); baseline: the faster of "
                  "cublasGemmGroupedBatchedEx and one cuBLASLt call per group (best of its top-{}); TB/s counts the "
                  "experts that have rows\n",
-                 kBaselineAlgos);
+                 opt.routing == "moe" ? "" : ", each group's rows rounded: " + opt.routing, kBaselineAlgos);
     if (suite.op == "bmm")
       fmt::print("out(B,M,N) = a(B,M,K) @ b(B,K,N), each operand B dense matrices one after another (batch strides "
                  "M*K, K*N, M*N); cuBLASLt strided-batched (best of top-{})\n",
@@ -1430,6 +1442,21 @@ void add_bench(CLI::App& app, Action& action) {
                 "each side at the clock its own energy per FLOP allows. For compute-bound shapes (a memory-bound "
                 "one reads whatever of its operands stays in L2). JSON <suite>-sustained.json, `timing` sustained")
       ->excludes("--back-to-back");
+  sub->add_option("--routing", opt->routing,
+                  "The grouped suite's routing of rows to experts: moe (uneven, fixed seed) or aligned:Q (the same "
+                  "routing with each expert's rows rounded to a multiple of Q, the total kept: what ragged group "
+                  "ends cost)")
+      ->check(
+          [](const std::string& v) {
+            try {
+              grouped_routing(v, 1, 1);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "moe|aligned:Q")
+      ->capture_default_str();
   sub->callback([&action, opt] { action = [opt] { return run_bench(*opt); }; });
 }
 

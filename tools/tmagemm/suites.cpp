@@ -2,6 +2,7 @@
 #include "suites.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <random>
 
@@ -130,7 +131,10 @@ std::vector<Suite> make_suites() {
   for (int64_t tokens : {64, 512})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 7168}, {7168, 2048}})
       grouped.shapes.push_back({64, tokens, n, k, "rc", "MoE decode"});
-  for (BenchShape& x : grouped.shapes) x.group_rows = moe_routing(x.batch, x.m);
+  for (BenchShape& x : grouped.shapes) {
+    x.group_rows = moe_routing(x.batch, x.m);
+    x.routing = "moe";
+  }
   s.push_back(grouped);
   return s;
 }
@@ -145,6 +149,39 @@ std::vector<int64_t> moe_routing(int64_t experts, int64_t tokens, std::uint64_t 
   std::discrete_distribution<int64_t> pick(w.begin(), w.end());
   std::vector<int64_t> rows(static_cast<std::size_t>(experts), 0);
   for (int64_t t = 0; t < tokens; ++t) ++rows[static_cast<std::size_t>(pick(rng))];
+  return rows;
+}
+
+std::vector<int64_t> grouped_routing(const std::string& routing, int64_t experts, int64_t tokens) {
+  std::vector<int64_t> rows = moe_routing(experts, tokens);
+  if (routing == "moe") return rows;
+  const std::string prefix = "aligned:";
+  int64_t q = 0;
+  if (routing.rfind(prefix, 0) == 0) {
+    const std::string digits = routing.substr(prefix.size());
+    const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    if (!digits.empty() && digits.size() <= 4 && std::all_of(digits.begin(), digits.end(), digit))
+      q = std::stoll(digits);
+  }
+  if (q < 1 || q > 4096)
+    throw std::invalid_argument("routing '" + routing + "': expected moe or aligned:Q with Q from 1 to 4096");
+  int64_t sum = 0;
+  for (int64_t& r : rows) {
+    r = (r + q / 2) / q * q;
+    sum += r;
+  }
+  // The rounding's surplus or shortfall, one Q a group, largest groups first; what is left under Q (a total that is no
+  // multiple of Q) to the largest.
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return rows[x] > rows[y]; });
+  for (std::size_t pass = 0; pass < 2 * order.size() && (sum - tokens >= q || tokens - sum >= q); ++pass) {
+    int64_t& r = rows[order[pass % order.size()]];
+    const int64_t step = sum > tokens ? (r >= q ? -q : 0) : q;
+    r += step;
+    sum += step;
+  }
+  if (!order.empty()) rows[order.front()] += tokens - sum;
   return rows;
 }
 

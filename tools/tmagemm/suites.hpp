@@ -21,6 +21,7 @@ struct BenchShape {
   // grouped rows (suite op "grouped_mm"; batch = G experts, m = total rows): the rows routed to each expert, in order
   // (sum m; zeros allowed).
   std::vector<int64_t> group_rows;
+  std::string routing;  // grouped rows: the routing that gave group_rows (grouped_routing: "moe", "aligned:Q")
 };
 
 struct Suite {
@@ -45,5 +46,12 @@ std::vector<Suite> expand_suite(const std::string& name);
 // A fixed-seed, uneven routing of `tokens` rows over `experts` groups (the grouped suite's): each row picks an expert
 // with probability proportional to a weight drawn once per expert from U(0.1, 1.1). Returns the rows per expert.
 std::vector<int64_t> moe_routing(int64_t experts, int64_t tokens, std::uint64_t seed = 7);
+
+// The grouped rows' routing of `tmagemm bench --routing`: "moe" (moe_routing, the suite's own) or "aligned:Q" (Q from
+// 1 to 4096): moe_routing's rows, each rounded to the nearest multiple of Q, the total kept (the rounding's surplus is
+// taken from the largest groups, its shortfall given to the largest: where the total is no multiple of Q, that group
+// is not one either). Measures what ragged group ends cost a tile of Q rows. Throws std::invalid_argument naming the
+// rule for any other value.
+std::vector<int64_t> grouped_routing(const std::string& routing, int64_t experts, int64_t tokens);
 
 }  // namespace tmagemm::cli
