@@ -591,6 +591,11 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
+bool ranks_record_current(const TuningRecord& record, const std::string& bucket_winner, bool library_won) {
+  return library_won || std::any_of(record.timings.begin(), record.timings.end(),
+                                    [&](const Timing& t) { return t.choice == bucket_winner; });
+}
+
 std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
                          const std::string& bucket_winner, double margin) {
   if (timings.size() != entries.size())
@@ -675,9 +680,10 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   }
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
-  if (rec) {
-    // A library rank, a configuration fitted to this M, or the bucket's winner itself (a record of another winner of
-    // ours is stale: the bucket was tuned again since; the bucket's winner runs).
+  if (rec && ranks_record_current(*rec, bucket_choice->name(), library_won)) {
+    // A library rank, a configuration fitted to this M, or the bucket's winner itself. (A record that did not time
+    // the bucket's present winner of ours is timed again below, ranks_record_current; one whose winner is another of
+    // ours cannot then occur, and would run the bucket's winner.)
     if (choices::ChoicePtr c = runnable(cands, rec->winner);
         c && (c->library_rank() >= 0 || c->fitted_to_m() || c->m_only() || c->name() == bucket_choice->name()))
       return c;

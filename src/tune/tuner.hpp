@@ -71,6 +71,13 @@ BucketTuning bucket_tuning(const GemmProblem& problem, const Options& options, c
 std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
                          const std::string& bucket_winner, double margin);
 
+// Whether a bucket's M other than its largest may run the winner of its stored per-M record (tuner.cpp
+// library_rank_at_m, the "|ranks" record): where the bucket's winner is one of ours (`library_won` false), only a
+// record that timed it (`bucket_winner` among its timings), since a record timed against an earlier winner of the
+// bucket (tuned again since: a remote cache, an import, a cleared record) says nothing about the present one; where
+// the library won, every record holds (it timed the library's ranks). A record that does not hold is timed again.
+bool ranks_record_current(const TuningRecord& record, const std::string& bucket_winner, bool library_won);
+
 // The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
 choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);
 // The same for an explicit device description (heuristic and cached_only modes touch no GPU).

@@ -542,6 +542,20 @@ TEST_F(Tuner, GroupedStreamKSwitchIsPartOfTheDatabaseKey) {
 namespace tmagemm::tune {
 namespace {
 
+// A bucket's per-M record ("|ranks") answers only for the bucket's winner it timed, where that winner is ours.
+TEST(RanksRecordCurrent, OnlyForTheBucketWinnerItTimed) {
+  const TuningRecord rec{"cublaslt_algo1",
+                         {{"cublaslt_algo1", 0.010}, {"persistent_tma_a", 0.011}, {"cublaslt_algo0", 0.012}},
+                         "2026-12-06T00:00:00Z"};
+  EXPECT_TRUE(ranks_record_current(rec, "persistent_tma_a", false));
+  // The bucket was tuned again since, with another tile: the record never timed it.
+  EXPECT_FALSE(ranks_record_current(rec, "persistent_tma_b", false));
+  // A bucket cuBLASLt won: the record timed its ranks, whichever winner of ours it timed besides.
+  EXPECT_TRUE(ranks_record_current(rec, "cublaslt_algo0", true));
+  EXPECT_TRUE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, "cublaslt_algo0", true));
+  EXPECT_FALSE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, "persistent_tma_a", false));
+}
+
 // A bucket's largest M runs what an exact tuning of it would pick (pick_winner on its timings).
 TEST(TopMChoice, TheLargestMRunsItsOwnTimingsWinner) {
   // 64x4096x4096 on the H200 (perf-notes): the bucket 33..64 kept the skinny grid that serves M = 33 and 48, cuBLASLt's

@@ -353,6 +353,62 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedAgainstABucketWinnerOfOurs) {
   expect_per_m_choice_kept(o, ran, ours, s2);
 }
 
+TEST_F(TuneBuckets, ARanksRecordOfAnEarlierBucketWinnerIsTimedAgain) {
+  // M = 2800's per-M record ("|ranks") timed cuBLASLt's ranks against the bucket's winner of that time. When the
+  // bucket's record names another of our choices since (a remote cache, an import), the record says nothing about it:
+  // the next call at 2800 times the ranks again, now with the present winner, and a later process reads that record
+  // (tune::ranks_record_current). Before, the old record's library pick kept running without the present winner timed.
+  shape(3100, 2048, 1024);
+  const std::string ours1 = "persistent_tma_128x256x64_s4_c2_g8_tmastore";
+  const std::string ours2 = "persistent_tma_128x128x64_s6_c2_g8_tmastore";
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^(" + ours1 + "|" + ours2 + ")$|^cublaslt_algo[1-3]$";
+  call(3072, o);  // the bucket 2561..3072, tuned on its largest M: one of ours wins (ranks past the first never do)
+  const TuningStats s1 = tuning_stats();
+  call(2800, o);
+  EXPECT_EQ(tuning_stats().rank_tunings - s1.rank_tunings, 1u);
+  auto is_ranks = [](const std::string& key) { return key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0; };
+  tune::TuningDb db(tune::TuningDb::default_path());
+  std::string bucket_key, ranks_key;
+  tune::TuningRecord bucket_record;
+  for (const auto& [key, record] : db.list()) {
+    if (is_ranks(key)) {
+      ranks_key = key;
+    } else {
+      bucket_key = key;
+      bucket_record = record;
+    }
+  }
+  ASSERT_FALSE(bucket_key.empty());
+  ASSERT_FALSE(ranks_key.empty());
+  const std::string first = bucket_record.winner;
+  ASSERT_TRUE(first == ours1 || first == ours2) << first;
+  const std::string second = first == ours1 ? ours2 : ours1;
+  auto timed_in = [&](const std::string& choice) {
+    const auto rec = db.get(ranks_key);
+    return rec && std::any_of(rec->timings.begin(), rec->timings.end(),
+                              [&](const tune::Timing& t) { return t.choice == choice; });
+  };
+  EXPECT_TRUE(timed_in(first));
+  EXPECT_FALSE(timed_in(second));
+  // The bucket's record now names the other tile (as a record of the fleet's cache might).
+  bucket_record.winner = second;
+  db.put(bucket_key, bucket_record);
+  tune::forget_in_memory();
+  const TuningStats s2 = tuning_stats();
+  const std::string ran = call(2800, o);
+  EXPECT_EQ(tuning_stats().rank_tunings - s2.rank_tunings, 1u) << "the record of " << first << " held for " << second;
+  EXPECT_EQ(tuning_stats().tuned, s2.tuned);
+  EXPECT_TRUE(timed_in(second));
+  EXPECT_TRUE(ran == second || ran.rfind("cublaslt_algo", 0) == 0) << ran;
+  // That record is current: a new process reads it without timing.
+  tune::forget_in_memory();
+  const TuningStats s3 = tuning_stats();
+  EXPECT_EQ(call(2800, o), ran);
+  EXPECT_EQ(tuning_stats().rank_tunings, s3.rank_tunings);
+}
+
 TEST_F(TuneBuckets, LibraryRanksWaitForACallOutsideACapture) {
   // Inside a graph capture nothing is timed: the call runs the bucket's winner and does not remember it, so that the
   // first call of that M outside a capture times cuBLASLt's ranks.
