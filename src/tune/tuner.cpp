@@ -591,9 +591,23 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
-bool ranks_record_current(const TuningRecord& record, const std::string& bucket_winner, bool library_won) {
-  return library_won || std::any_of(record.timings.begin(), record.timings.end(),
-                                    [&](const Timing& t) { return t.choice == bucket_winner; });
+bool ranks_record_current(const TuningRecord& record, const std::vector<std::string>& required) {
+  return std::all_of(required.begin(), required.end(), [&](const std::string& name) {
+    return std::any_of(record.timings.begin(), record.timings.end(), [&](const Timing& t) { return t.choice == name; });
+  });
+}
+
+choices::ChoicePtr fastest_of_ours(const TuningRecord& bucket, const std::vector<Candidate>& cands,
+                                   const std::string& library) {
+  choices::ChoicePtr best;
+  double best_ms = INFINITY;
+  for (const Timing& t : bucket.timings) {
+    const choices::ChoicePtr c = runnable(cands, t.choice);
+    if (!c || c->backend() == library || c->library_rank() >= 0 || c->fitted_to_m() || !(t.ms < best_ms)) continue;
+    best = c;
+    best_ms = t.ms;
+  }
+  return best;
 }
 
 std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<Entry>& entries,
@@ -639,7 +653,9 @@ void report_tuning_out_of_memory(const std::string& key, const GemmProblem& p, c
 // a later process reads it. Where the bucket's winner is a library choice named by its rank (cublaslt_algo0: "the
 // library's first pick at each M"), its library's ranks; where it is one of ours (a tile, a skinny grid), that choice
 // against every library's ranks, so that an M whose waves the bucket's winner fills worse than the bucket's sampled Ms
-// runs the library where the library is faster there. The bucket's record and winner stay as they are. A library
+// runs the library where the library is faster there; where the library won the bucket, its ranks and our fastest
+// choice at the bucket's largest M, so that an M where the bucket's sampled Ms favoured the library runs ours where
+// ours is faster there. The bucket's record and winner stay as they are. A library
 // adapts its pick to M but its first pick is not always its best: on the H200 cuBLASLt's rank 0 read 0.928 and 0.946
 // of its best of four at M = 1000 (bucket 897..1024) and 4224 (4097..5120) in the waves suite (docs/perf-notes.md,
 // twenty-eighth session); and a bucket won by a tile loses where M changes its waves: 4224^3 ran 128x192 (the winner
@@ -667,9 +683,23 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   const std::vector<Candidate>& cands = enumerated ? *enumerated : own;
   const std::string library = bucket_choice->backend();
   std::vector<choices::ChoicePtr> ranks;  // the choices timed: the bucket's winner where it is ours, the ranks
+  // Where the library won the bucket, our fastest choice at the bucket's largest M (from the bucket's record) is timed
+  // here too: the bucket's pick weighs every M it sampled, and at this M ours can be the faster (H200, forty-ninth
+  // session: 3000x5000x1000 rc, bucket 2561..3072, kept cublaslt_algo0 for M = 2561, where our 128x256 2x2 was 5.8 %
+  // behind; at 3072 ours was the fastest, and at M = 3000 only cuBLASLt was timed).
+  choices::ChoicePtr ours;
+  std::vector<std::string> required;  // what a stored record must have timed to answer (ranks_record_current)
   if (!library_won) {
     if (!runnable(cands, bucket_choice->name())) return bucket_choice;
     ranks.push_back(bucket_choice);
+    required.push_back(bucket_choice->name());
+  } else {
+    const auto bucket_rec = with_database([&](TuningDb& db) { return db.get(database_key(p, o, dev)); },
+                                          std::optional<TuningRecord>());
+    if (bucket_rec && (ours = fastest_of_ours(*bucket_rec, cands, library))) {
+      ranks.push_back(ours);
+      required.push_back(ours->name());
+    }
   }
   for (const auto& c : cands) {
     const bool timed = (c.choice->library_rank() >= 0 && (!library_won || c.choice->backend() == library)) ||
@@ -680,12 +710,13 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   }
   if (ranks.size() < 2) return bucket_choice;
   const auto rec = with_database([&](TuningDb& db) { return db.get(key); }, std::optional<TuningRecord>());
-  if (rec && ranks_record_current(*rec, bucket_choice->name(), library_won)) {
+  if (rec && ranks_record_current(*rec, required)) {
     // A library rank, a configuration fitted to this M, or the bucket's winner itself. (A record that did not time
     // the bucket's present winner of ours is timed again below, ranks_record_current; one whose winner is another of
     // ours cannot then occur, and would run the bucket's winner.)
     if (choices::ChoicePtr c = runnable(cands, rec->winner);
-        c && (c->library_rank() >= 0 || c->fitted_to_m() || c->m_only() || c->name() == bucket_choice->name()))
+        c && (c->library_rank() >= 0 || c->fitted_to_m() || c->m_only() || c->name() == bucket_choice->name() ||
+              (ours && c->name() == ours->name())))
       return c;
     return bucket_choice;
   }
@@ -708,7 +739,8 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   count(g_counters.rank_tunings);
   if (runtime::log_enabled("autotune")) {
     fmt::print(stderr, "AUTOTUNE bucket M {}: the library's ranks{} timed at M = {} (the bucket's winner {}):\n",
-               m_key(bucket_of(p, o.m_buckets)), library_won ? "" : " and the bucket's winner", p.m,
+               m_key(bucket_of(p, o.m_buckets)),
+               library_won ? (ours ? " and our fastest at the bucket's largest M" : "") : " and the bucket's winner", p.m,
                bucket_choice->name());
     print_autotune(p, t, ranks.size());
   }

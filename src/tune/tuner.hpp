@@ -72,11 +72,17 @@ std::string top_m_choice(const std::vector<Timing>& timings, const std::vector<E
                          const std::string& bucket_winner, double margin);
 
 // Whether a bucket's M other than its largest may run the winner of its stored per-M record (tuner.cpp
-// library_rank_at_m, the "|ranks" record): where the bucket's winner is one of ours (`library_won` false), only a
-// record that timed it (`bucket_winner` among its timings), since a record timed against an earlier winner of the
-// bucket (tuned again since: a remote cache, an import, a cleared record) says nothing about the present one; where
-// the library won, every record holds (it timed the library's ranks). A record that does not hold is timed again.
-bool ranks_record_current(const TuningRecord& record, const std::string& bucket_winner, bool library_won);
+// library_rank_at_m, the "|ranks" record): only where the record timed every choice in `required`, the choices that
+// M's timing takes besides the library's ranks: the bucket's winner where it is one of ours, or where the library won,
+// our fastest at the bucket's largest M (fastest_of_ours). A record timed against an earlier winner of the bucket
+// (tuned again since: a remote cache, an import, a cleared record), or before that rule, says nothing about them and
+// is timed again.
+bool ranks_record_current(const TuningRecord& record, const std::vector<std::string>& required);
+
+// Of a bucket record's timings (at its largest M), the fastest choice of ours that can run `cands`' problem: not of
+// the `library` backend, not ranked by a library (Choice::library_rank), not a configuration of one M; null if none.
+choices::ChoicePtr fastest_of_ours(const TuningRecord& bucket, const std::vector<Candidate>& cands,
+                                   const std::string& library);
 
 // The choice to run (see the file comment). Throws Error(no_valid_choice) listing each choice's reason.
 choices::ChoicePtr choose(const GemmProblem& problem, const Options& options);

@@ -542,18 +542,37 @@ TEST_F(Tuner, GroupedStreamKSwitchIsPartOfTheDatabaseKey) {
 namespace tmagemm::tune {
 namespace {
 
-// A bucket's per-M record ("|ranks") answers only for the bucket's winner it timed, where that winner is ours.
-TEST(RanksRecordCurrent, OnlyForTheBucketWinnerItTimed) {
+// A bucket's per-M record ("|ranks") answers only where it timed every choice the M's timing takes besides the ranks.
+TEST(RanksRecordCurrent, OnlyWhereItTimedWhatTheMTimesBesidesTheRanks) {
   const TuningRecord rec{"cublaslt_algo1",
                          {{"cublaslt_algo1", 0.010}, {"persistent_tma_a", 0.011}, {"cublaslt_algo0", 0.012}},
                          "2026-12-06T00:00:00Z"};
-  EXPECT_TRUE(ranks_record_current(rec, "persistent_tma_a", false));
+  EXPECT_TRUE(ranks_record_current(rec, {"persistent_tma_a"}));
   // The bucket was tuned again since, with another tile: the record never timed it.
-  EXPECT_FALSE(ranks_record_current(rec, "persistent_tma_b", false));
-  // A bucket cuBLASLt won: the record timed its ranks, whichever winner of ours it timed besides.
-  EXPECT_TRUE(ranks_record_current(rec, "cublaslt_algo0", true));
-  EXPECT_TRUE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, "cublaslt_algo0", true));
-  EXPECT_FALSE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, "persistent_tma_a", false));
+  EXPECT_FALSE(ranks_record_current(rec, {"persistent_tma_b"}));
+  EXPECT_FALSE(ranks_record_current(rec, {"persistent_tma_a", "persistent_tma_b"}));
+  // Nothing besides the ranks (a bucket cuBLASLt won, none of ours in its record): every record holds.
+  EXPECT_TRUE(ranks_record_current(rec, {}));
+  EXPECT_TRUE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, {}));
+  EXPECT_FALSE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, {"persistent_tma_a"}));
+}
+
+// Where cuBLASLt won a bucket, each other M times our fastest choice of the bucket's record besides its ranks.
+TEST(FastestOfOurs, TheFastestRunnableChoiceOfAnotherBackendInTheBucketsRecord) {
+  const auto cands = enumerate(problem(4096, 4096, 4096), Options::defaults_only(), h200());
+  std::vector<std::string> ours;
+  for (const auto& c : cands)
+    if (c.reason.empty() && std::string(c.choice->backend()) == "persistent_tma") ours.push_back(c.choice->name());
+  ASSERT_GE(ours.size(), 2u);
+  // Timings at the largest M in no particular order: cuBLASLt's, a name no candidate has, and two of ours.
+  TuningRecord bucket{"cublaslt_algo0",
+                      {{ours[1], 0.0105}, {"cublaslt_algo0", 0.0100}, {"persistent_tma_gone", 0.0090}, {ours[0], 0.0102}},
+                      ""};
+  choices::ChoicePtr got = fastest_of_ours(bucket, cands, "cublaslt");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->name(), ours[0]);
+  bucket.timings = {{"cublaslt_algo0", 0.0100}, {"persistent_tma_gone", 0.0090}};
+  EXPECT_FALSE(fastest_of_ours(bucket, cands, "cublaslt"));
 }
 
 // A bucket's largest M runs what an exact tuning of it would pick (pick_winner on its timings).

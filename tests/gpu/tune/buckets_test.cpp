@@ -268,6 +268,57 @@ TEST_F(TuneBuckets, LibraryRanksAreTimedOnceAtEachMOfABucketCublasLtWon) {
   expect_per_m_choice_kept(o, ran, "cublaslt_algo0", s2);
 }
 
+TEST_F(TuneBuckets, OurFastestIsTimedAtEachMOfABucketCublasLtWon) {
+  // A bucket cuBLASLt won across its Ms: another M of it times cuBLASLt's ranks and our fastest choice at the bucket's
+  // largest M (tune::fastest_of_ours), since the bucket's pick weighs every M it sampled and ours may be the faster at
+  // this one; the record needs that choice to answer (an older record without it is timed again).
+  shape(3100, 2048, 1024);
+  const std::string ours = "persistent_tma_128x256x64_s4_c2_g8_tmastore";
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^" + ours + "$|^cublaslt_algo";
+  call(3072, o);  // the bucket 2561..3072, tuned on its largest M; its record timed ours and cuBLASLt's first pick
+  tune::TuningDb db(tune::TuningDb::default_path());
+  auto records = db.list();
+  ASSERT_EQ(records.size(), 1u);
+  auto [bucket_key, bucket_record] = records.front();
+  ASSERT_TRUE(std::any_of(bucket_record.timings.begin(), bucket_record.timings.end(),
+                          [&](const tune::Timing& t) { return t.choice == ours; }));
+  bucket_record.winner = "cublaslt_algo0";  // cuBLASLt the bucket's winner, whatever the timings at 3072 said
+  db.put(bucket_key, bucket_record);
+  tune::forget_in_memory();
+  const TuningStats s1 = tuning_stats();
+  const std::string ran = call(2800, o);
+  EXPECT_EQ(tuning_stats().rank_tunings - s1.rank_tunings, 1u);
+  EXPECT_EQ(tuning_stats().tuned, s1.tuned);
+  EXPECT_TRUE(ran == ours || ran.rfind("cublaslt_algo", 0) == 0) << ran;
+  std::string ranks_key;
+  for (const auto& [key, record] : db.list())
+    if (key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0) {
+      ranks_key = key;
+      EXPECT_EQ(record.winner, ran);
+      for (const std::string want : {ours, std::string("cublaslt_algo0")})
+        EXPECT_TRUE(std::any_of(record.timings.begin(), record.timings.end(),
+                                [&](const tune::Timing& t) { return t.choice == want; }))
+            << want << " timed at M = 2800";
+    }
+  ASSERT_FALSE(ranks_key.empty());
+  // A new process reads that record without timing; one without our choice in it (an older rule's) is timed again.
+  tune::forget_in_memory();
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(call(2800, o), ran);
+  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings);
+  auto old = db.get(ranks_key);
+  ASSERT_TRUE(old.has_value());
+  std::erase_if(old->timings, [&](const tune::Timing& t) { return t.choice == ours; });
+  if (old->winner == ours) old->winner = "cublaslt_algo0";
+  db.put(ranks_key, *old);
+  tune::forget_in_memory();
+  const TuningStats s3 = tuning_stats();
+  call(2800, o);
+  EXPECT_EQ(tuning_stats().rank_tunings - s3.rank_tunings, 1u);
+}
+
 TEST_F(TuneBuckets, SearchConfigurationsOfOneMAreTimedThereNeverForTheBucket) {
   // The cuBLASLt search's configurations of one M only (Choice::m_only) are no candidates of the bucket's tuning (its
   // winner must run every M of the bucket); another M of the bucket times its fitted configurations (at 2200 rows the
