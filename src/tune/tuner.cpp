@@ -686,7 +686,7 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
   // Where the library won the bucket, our fastest choice at the bucket's largest M (from the bucket's record) is timed
   // here too: the bucket's pick weighs every M it sampled, and at this M ours can be the faster (H200, forty-ninth
   // session: 3000x5000x1000 rc, bucket 2561..3072, kept cublaslt_algo0 for M = 2561, where our 128x256 2x2 was 5.8 %
-  // behind; at 3072 ours was the fastest, and at M = 3000 only cuBLASLt was timed).
+  // behind; at 3072 it was the fastest of the bucket's candidates, and at M = 3000 only cuBLASLt was timed).
   choices::ChoicePtr ours;
   std::vector<std::string> required;  // what a stored record must have timed to answer (ranks_record_current)
   if (!library_won) {
