@@ -745,7 +745,13 @@ choices::ChoicePtr library_rank_at_m(const GemmProblem& p, const Options& o, con
     print_autotune(p, t, ranks.size());
   }
   if (t.out_of_memory.empty()) {
-    const TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
+    TuningRecord record{t.winner->name(), t.timings, now_iso8601_utc()};
+    // A required choice the timing dropped (its check, precompile or a launch failed here) is kept as timed, with no
+    // time (stored as null): the record then answers for it, where otherwise every later process would time this M
+    // again (ranks_record_current).
+    for (const std::string& name : required)
+      if (std::none_of(record.timings.begin(), record.timings.end(), [&](const Timing& x) { return x.choice == name; }))
+        record.timings.push_back({name, INFINITY});
     with_database([&](TuningDb& db) { db.put(key, record); return true; }, false);
   }
   return t.winner;

@@ -557,21 +557,60 @@ TEST(RanksRecordCurrent, OnlyWhereItTimedWhatTheMTimesBesidesTheRanks) {
   EXPECT_FALSE(ranks_record_current(TuningRecord{"cublaslt_algo2", {}, ""}, {"persistent_tma_a"}));
 }
 
-// Where cuBLASLt won a bucket, each other M times our fastest choice of the bucket's record besides its ranks.
+// A choice with a name, a backend, a library rank and whether it is fitted to one M (nothing else is used here).
+class RankedChoice final : public choices::Choice {
+ public:
+  RankedChoice(std::string name, const char* backend, int rank, bool fitted)
+      : name_(std::move(name)), backend_(backend), rank_(rank), fitted_(fitted) {}
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return backend_; }
+  int library_rank() const override { return rank_; }
+  bool fitted_to_m() const override { return fitted_; }
+  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
+  void precompile(const GemmProblem&, int) const override {}
+  void launch(const GemmProblem&, cudaStream_t, const Options&, void*) const override {}
+
+ private:
+  std::string name_;
+  const char* backend_;
+  int rank_;
+  bool fitted_;
+};
+
+// Where cuBLASLt won a bucket, each other M times our fastest choice of the bucket's record besides its ranks: not
+// cuBLASLt's (ranked or not), not a configuration fitted to one M, one that can run the problem (a choice set aside
+// by a prune can), and a timed one.
 TEST(FastestOfOurs, TheFastestRunnableChoiceOfAnotherBackendInTheBucketsRecord) {
-  const auto cands = enumerate(problem(4096, 4096, 4096), Options::defaults_only(), h200());
-  std::vector<std::string> ours;
-  for (const auto& c : cands)
-    if (c.reason.empty() && std::string(c.choice->backend()) == "persistent_tma") ours.push_back(c.choice->name());
-  ASSERT_GE(ours.size(), 2u);
-  // Timings at the largest M in no particular order: cuBLASLt's, a name no candidate has, and two of ours.
+  auto make = [](const char* name, const char* backend, int rank, bool fitted) {
+    return std::make_shared<RankedChoice>(name, backend, rank, fitted);
+  };
+  const std::vector<Candidate> cands{
+      {make("cublaslt_algo0", "cublaslt", 0, false), "", false},
+      {make("cublaslt_a66_t128x336_o5_c1x1", "cublaslt", -1, true), "", false},
+      {make("cublaslt_unranked", "cublaslt", -1, false), "", false},
+      {make("ranked_elsewhere", "other_library", 2, false), "", false},
+      {make("fitted_elsewhere", "persistent_tma", -1, true), "", false},
+      {make("persistent_tma_refused", "persistent_tma", -1, false), "needs aligned rows", false},
+      {make("persistent_tma_set_aside", "persistent_tma", -1, false), "set aside by the prescreen", true},
+      {make("persistent_tma_b", "persistent_tma", -1, false), "", false},
+      {make("skinny_c", "skinny", -1, false), "", false}};
+  // Every excluded kind faster than ours, in no particular order; a name no candidate has fastest of all.
   TuningRecord bucket{"cublaslt_algo0",
-                      {{ours[1], 0.0105}, {"cublaslt_algo0", 0.0100}, {"persistent_tma_gone", 0.0090}, {ours[0], 0.0102}},
+                      {{"skinny_c", 0.0110}, {"cublaslt_algo0", 0.0090}, {"cublaslt_a66_t128x336_o5_c1x1", 0.0080},
+                       {"cublaslt_unranked", 0.0085}, {"ranked_elsewhere", 0.0086}, {"fitted_elsewhere", 0.0087},
+                       {"persistent_tma_refused", 0.0088}, {"persistent_tma_gone", 0.0010},
+                       {"persistent_tma_b", 0.0105}},
                       ""};
   choices::ChoicePtr got = fastest_of_ours(bucket, cands, "cublaslt");
   ASSERT_TRUE(got);
-  EXPECT_EQ(got->name(), ours[0]);
-  bucket.timings = {{"cublaslt_algo0", 0.0100}, {"persistent_tma_gone", 0.0090}};
+  EXPECT_EQ(got->name(), "persistent_tma_b");
+  // A set-aside choice can run the problem: it counts. An untimed one (null in the record) does not.
+  bucket.timings.push_back({"persistent_tma_set_aside", 0.0100});
+  bucket.timings.push_back({"skinny_untimed", INFINITY});
+  got = fastest_of_ours(bucket, cands, "cublaslt");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->name(), "persistent_tma_set_aside");
+  bucket.timings = {{"cublaslt_algo0", 0.0100}, {"persistent_tma_gone", 0.0090}, {"skinny_c", INFINITY}};
   EXPECT_FALSE(fastest_of_ours(bucket, cands, "cublaslt"));
 }
 

@@ -317,6 +317,72 @@ TEST_F(TuneBuckets, OurFastestIsTimedAtEachMOfABucketCublasLtWon) {
   const TuningStats s3 = tuning_stats();
   call(2800, o);
   EXPECT_EQ(tuning_stats().rank_tunings - s3.rank_tunings, 1u);
+  const auto again = db.get(ranks_key);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(std::any_of(again->timings.begin(), again->timings.end(),
+                          [&](const tune::Timing& t) { return t.choice == ours; }))
+      << "the record timed again holds our choice";
+}
+
+// Writes a constant pattern instead of computing: it fails the tuner's check wherever it is timed.
+class WrongChoice final : public choices::Choice {
+ public:
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "test_wrong"; }
+  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
+  void precompile(const GemmProblem&, int) const override {}
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
+    const std::size_t bytes =
+        static_cast<std::size_t>((p.out.rows - 1) * p.out.row_stride + (p.out.cols - 1) * p.out.col_stride + 1) *
+        itemsize(p.out.dtype);
+    cuda_ok(cudaMemsetAsync(const_cast<void*>(p.out.data), 0x3c, bytes, stream), "wrong choice");
+  }
+
+ private:
+  std::string name_ = "test_wrong_memset";
+};
+
+TEST_F(TuneBuckets, ARequiredChoiceThatFailsAtAnMIsRecordedThereUntimed) {
+  // Our fastest choice of a bucket cuBLASLt won fails its check at M = 2800 (here: a choice that writes a pattern,
+  // placed in the bucket's record as the fastest at 3072). The per-M record keeps it, with no time, so that it
+  // answers for it: a later process reads the record and times nothing, where it would otherwise time M = 2800 again
+  // in every process.
+  struct Clear {
+    ~Clear() { tune::set_extra_choices_for_testing({}); }
+  } clear;
+  tune::set_extra_choices_for_testing({std::make_shared<WrongChoice>()});
+  shape(3100, 2048, 1024);
+  const std::string wrong = "test_wrong_memset";
+  Options o = benchmark();
+  o.library_ranks_per_m = true;
+  o.choice_regex = "^cublaslt_algo|^" + wrong + "$";
+  call(3072, o);  // the bucket 2561..3072: the pattern fails its check there, cuBLASLt wins
+  tune::TuningDb db(tune::TuningDb::default_path());
+  auto records = db.list();
+  ASSERT_EQ(records.size(), 1u);
+  auto [bucket_key, bucket_record] = records.front();
+  EXPECT_EQ(bucket_record.winner, "cublaslt_algo0");
+  bucket_record.winner = "cublaslt_algo0";
+  bucket_record.timings.push_back({wrong, 1e-6});  // as if it had been the fastest at 3072
+  db.put(bucket_key, bucket_record);
+  tune::forget_in_memory();
+  const TuningStats s1 = tuning_stats();
+  const std::string ran = call(2800, o);  // checked against the reference in call()
+  EXPECT_EQ(tuning_stats().rank_tunings - s1.rank_tunings, 1u);
+  EXPECT_EQ(ran.rfind("cublaslt_algo", 0), 0u) << ran;
+  bool found = false;
+  for (const auto& [key, record] : db.list())
+    if (key.size() > 6 && key.compare(key.size() - 6, 6, "|ranks") == 0)
+      for (const tune::Timing& t : record.timings)
+        if (t.choice == wrong) {
+          found = true;
+          EXPECT_FALSE(std::isfinite(t.ms)) << "kept untimed";
+        }
+  EXPECT_TRUE(found) << "the failed choice is in M = 2800's record";
+  tune::forget_in_memory();
+  const TuningStats s2 = tuning_stats();
+  EXPECT_EQ(call(2800, o), ran);
+  EXPECT_EQ(tuning_stats().rank_tunings, s2.rank_tunings) << "a later process reads the record";
 }
 
 TEST_F(TuneBuckets, SearchConfigurationsOfOneMAreTimedThereNeverForTheBucket) {
