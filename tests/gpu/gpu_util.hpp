@@ -34,6 +34,25 @@ namespace tmagemm::testing {
 
 inline void cuda_ok(cudaError_t e, const char* what) { runtime::check_cuda(e, what); }
 
+// A choice that writes a constant pattern instead of computing: fast, and wrong. It fails the tuner's check wherever
+// it is timed (tests of how the tuner drops and records a failed choice; tune::set_extra_choices_for_testing).
+class BrokenChoice final : public choices::Choice {
+ public:
+  const std::string& name() const override { return name_; }
+  const char* backend() const override { return "test_broken"; }
+  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
+  void precompile(const GemmProblem&, int) const override {}
+  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
+    const std::size_t bytes =
+        static_cast<std::size_t>((p.out.rows - 1) * p.out.row_stride + (p.out.cols - 1) * p.out.col_stride + 1) *
+        itemsize(p.out.dtype);
+    cuda_ok(cudaMemsetAsync(const_cast<void*>(p.out.data), 0x3c, bytes, stream), "broken choice");
+  }
+
+ private:
+  std::string name_ = "test_broken_memset";
+};
+
 struct DeviceBuffer {
   void* ptr = nullptr;
   std::size_t bytes = 0;

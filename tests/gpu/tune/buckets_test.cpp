@@ -324,24 +324,6 @@ TEST_F(TuneBuckets, OurFastestIsTimedAtEachMOfABucketCublasLtWon) {
       << "the record timed again holds our choice";
 }
 
-// Writes a constant pattern instead of computing: it fails the tuner's check wherever it is timed.
-class WrongChoice final : public choices::Choice {
- public:
-  const std::string& name() const override { return name_; }
-  const char* backend() const override { return "test_wrong"; }
-  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
-  void precompile(const GemmProblem&, int) const override {}
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
-    const std::size_t bytes =
-        static_cast<std::size_t>((p.out.rows - 1) * p.out.row_stride + (p.out.cols - 1) * p.out.col_stride + 1) *
-        itemsize(p.out.dtype);
-    cuda_ok(cudaMemsetAsync(const_cast<void*>(p.out.data), 0x3c, bytes, stream), "wrong choice");
-  }
-
- private:
-  std::string name_ = "test_wrong_memset";
-};
-
 TEST_F(TuneBuckets, ARequiredChoiceThatFailsAtAnMIsRecordedThereUntimed) {
   // Our fastest choice of a bucket cuBLASLt won fails its check at M = 2800 (here: a choice that writes a pattern,
   // placed in the bucket's record as the fastest at 3072). The per-M record keeps it, with no time, so that it
@@ -350,9 +332,9 @@ TEST_F(TuneBuckets, ARequiredChoiceThatFailsAtAnMIsRecordedThereUntimed) {
   struct Clear {
     ~Clear() { tune::set_extra_choices_for_testing({}); }
   } clear;
-  tune::set_extra_choices_for_testing({std::make_shared<WrongChoice>()});
+  tune::set_extra_choices_for_testing({std::make_shared<BrokenChoice>()});
   shape(3100, 2048, 1024);
-  const std::string wrong = "test_wrong_memset";
+  const std::string wrong = "test_broken_memset";
   Options o = benchmark();
   o.library_ranks_per_m = true;
   o.choice_regex = "^cublaslt_algo|^" + wrong + "$";

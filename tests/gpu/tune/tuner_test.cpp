@@ -15,24 +15,6 @@
 namespace tmagemm::testing {
 namespace {
 
-// Writes a constant pattern instead of computing: fast, and wrong.
-class BrokenChoice final : public choices::Choice {
- public:
-  const std::string& name() const override { return name_; }
-  const char* backend() const override { return "test_broken"; }
-  std::string can_implement(const GemmProblem&, const runtime::DeviceInfo&) const override { return {}; }
-  void precompile(const GemmProblem&, int) const override {}
-  void launch(const GemmProblem& p, cudaStream_t stream, const Options&, void*) const override {
-    const std::size_t bytes =
-        static_cast<std::size_t>((p.out.rows - 1) * p.out.row_stride + (p.out.cols - 1) * p.out.col_stride + 1) *
-        itemsize(p.out.dtype);
-    cuda_ok(cudaMemsetAsync(const_cast<void*>(p.out.data), 0x3c, bytes, stream), "broken choice");
-  }
-
- private:
-  std::string name_ = "test_broken_memset";
-};
-
 class Tuner : public ::testing::Test {
  protected:
   void SetUp() override {
