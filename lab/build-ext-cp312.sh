@@ -16,8 +16,8 @@ cp "$PYCONFIG" "$cfg/x86_64-linux-gnu/python3.12/pyconfig.h"
 rm -rf .carry/py312/tmagemm && cp -r python/tmagemm .carry/py312/tmagemm && rm -rf .carry/py312/tmagemm/__pycache__
 g++ -O2 -DNDEBUG -DNB_COMPACT_ASSERTIONS -std=c++20 -fPIC -shared -fvisibility=hidden -fno-strict-aliasing \
   -I"$PY312_INCLUDE" -I"$cfg" -I"$nb/include" -I"$nb/ext/robin_map/include" \
-  -Iinclude -Ibuild/generated/include -Isrc -I"$cuda/include" \
-  python/src/module.cpp "$nb/src/nb_combined.cpp" build/libtmagemm.a \
+  -Iinclude -Ibuild/generated/include -Isrc -Itools -I"$cuda/include" \
+  python/src/module.cpp tools/tmagemm/suites.cpp "$nb/src/nb_combined.cpp" build/libtmagemm.a \
   -L"$cuda/lib64" -l:libhiredis.a -lcrypto -lcudart_static -lnvrtc -lcublasLt -lsqlite3 -ldl -lpthread -lrt \
   -Wl,-rpath,"$cuda/lib64" -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib' \
   -o .carry/py312/tmagemm/_C.cpython-312-x86_64-linux-gnu.so

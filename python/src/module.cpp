@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "jit/jit.hpp"
+#include "tmagemm/suites.hpp"
 #include "tmagemm/tmagemm.hpp"
 #include "tune/tuning_db.hpp"
 
@@ -335,6 +336,41 @@ NB_MODULE(_C, m) {
   m.def("import_tuning", [](const std::string& text) {
     check_cache_dir();
     return tune::TuningDb(tune::TuningDb::default_path()).import_json(text);
+  });
+  // The benchmark suites of `tmagemm bench` (tools/tmagemm/suites.cpp), for python -m tmagemm.bench: one dict a
+  // row; raises ValueError for an unknown name (suite_names lists them).
+  m.def("suite_names", [] { return cli::suite_names(); });
+  m.def("bench_suite", [](const std::string& name) {
+    std::vector<cli::Suite> suites;
+    try {
+      suites = cli::expand_suite(name);
+    } catch (const std::invalid_argument& e) {
+      throw nb::value_error(e.what());
+    }
+    nb::list rows;
+    for (const cli::Suite& s : suites)
+      for (const cli::BenchShape& x : s.shapes) {
+        nb::dict d;
+        d["suite"] = s.name;
+        d["op"] = s.op;
+        d["dtype"] = s.dtype;
+        d["implemented"] = s.implemented;
+        d["report_bandwidth"] = s.report_bandwidth;
+        d["batch"] = x.batch;
+        d["m"] = x.m;
+        d["n"] = x.n;
+        d["k"] = x.k;
+        d["layout"] = x.layout;
+        d["note"] = x.note;
+        d["a_pad"] = x.a_pad;
+        d["a_offset"] = x.a_offset;
+        d["b_pad"] = x.b_pad;
+        d["out_pad"] = x.out_pad;
+        d["epilogue"] = x.epilogue.empty() ? s.epilogue : x.epilogue;
+        d["group_rows"] = x.group_rows;
+        rows.append(d);
+      }
+    return rows;
   });
   m.attr("version") = TMAGEMM_VERSION_STRING;
 }
