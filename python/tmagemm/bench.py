@@ -5,9 +5,10 @@ run here against what a PyTorch user calls instead: torch.mm, torch.bmm, torch._
 torch._addmm_activation and torch._scaled_mm. Each row: random inputs (never zeros) on the suite's layout, strides
 and routing; each side's first output written into a NaN-poisoned buffer and checked against a float32 reference
 (TF32 off), a row failing where tmagemm's relative error is above 2x torch's + 1e-3; then both sides timed
-interleaved with CUDA events around the call alone, L2 flushed before each run (a 256 MiB write, or with --flush read
-a kernel reading it), median of >= --reps runs and >= --min-ms per side. tmagemm tunes on its first call
-(TMAGEMM_TUNING and the other TMAGEMM_* variables apply). Writes <out>/<gpu>-<date>-<suite>-torch[-flush_read].json.
+after warm-up runs, interleaved, with CUDA events around the call alone (the side that goes first alternating), L2
+flushed before each run (a 256 MiB write, or with --flush read a kernel reading it), median of >= --reps runs and
+>= --min-ms per side. tmagemm tunes on its first call (TMAGEMM_TUNING and the other TMAGEMM_* variables apply).
+Writes <out>/<gpu>-<date>-<suite>-torch[-flush_read].json.
 
     python -m tmagemm.bench --suite llm [--flush read] [--reps 50] [--out bench/results]
     python -m tmagemm.bench --suite 4096x14336x4095:rr,64x4096x4096
@@ -192,24 +193,35 @@ class Flush:
             self.buf.fill_(float(self.count))
 
 
+_WARMUP_RUNS = 5  # as tmagemm bench (tools/tmagemm/bench.cpp kWarmupRuns, kMaxRuns)
+_MAX_RUNS = 2000
+
+
 def time_pair(fns, flush, reps, min_ms):
-    """Median ms of each of fns, timed interleaved (run i of each before run i + 1 of any), events around the call."""
+    """Median ms of each of fns: warm-up runs of each, then rounds in which each runs once after the flush, timed with
+    events around the call alone, the side that goes first rotating from round to round (as tmagemm bench: a side's
+    place in the round weighs on its clock at the power cap); >= reps rounds and >= min_ms a side, at most 2000."""
+    for _ in range(_WARMUP_RUNS):
+        for fn in fns:
+            fn()
+    torch.cuda.synchronize()
     times = [[] for _ in fns]
     total = [0.0 for _ in fns]
-    while min(len(x) for x in times) < reps or min(total) < min_ms:
-        for i, fn in enumerate(fns):
+    rounds = 0
+    while rounds < _MAX_RUNS and (rounds < reps or min(total) < min_ms):
+        for q in range(len(fns)):
+            i = (q + rounds) % len(fns)
             flush()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn()
+            fns[i]()
             end.record()
             end.synchronize()
             ms = start.elapsed_time(end)
             times[i].append(ms)
             total[i] += ms
-        if len(times[0]) >= 100 * reps:
-            break
-    return [statistics.median(x) for x in times], len(times[0])
+        rounds += 1
+    return [statistics.median(x) for x in times], rounds
 
 
 def chosen(row, t):
