@@ -37,6 +37,13 @@ use_carry() {
 }
 
 # A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
+# Stops the script (exit 3) unless the card is an H200: for runs whose figures only that card gives.
+h200_only() {
+  local name
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  echo "card: $name"
+  case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
+}
 stage() { echo "== $* ($(date +%T))"; }
 summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
 

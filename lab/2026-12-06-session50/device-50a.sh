@@ -6,10 +6,8 @@
 # (2) llm and waves tuned on fresh databases with the forty-ninth session's per-M rule (its H200 figure unmeasured;
 # prediction llm 1.015-1.020, waves 1.03). Carry [".carry/bin", ".carry/kcache.tgz"]. ~8 min.
 out=$OUT
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $name"
-case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
 source scripts/device-lib.sh
+h200_only
 use_carry
 stage probe
 PASS1_SECONDS=11 timeout 280 .carry/bin/cublaslt_algo_search 4224x4224x4224 6144x1536x4096 3000x5000x1000 \

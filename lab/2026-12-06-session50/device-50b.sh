@@ -6,10 +6,8 @@
 # the two rows within 1 % of 1.00. (2) Our stream-K and best whole tiles forced on the two rows (lab/bench-forced.sh).
 # Prediction: 128x256 stream-K 0.97-1.01 of cuBLASLt's best of four. Carry [".carry/bin", ".carry/kcache.tgz"]. ~4 min.
 out=$OUT
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $name"
-case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
 source scripts/device-lib.sh
+h200_only
 use_carry
 fresh_db /tmp/kc/kernels
 stage "waves per exact M"

@@ -4,10 +4,8 @@
 # 1.015-1.020), then cuBLASLt's configurations on the two waves rows the search left level (device-49i's probe).
 # Carry [".carry/bin", ".carry/kcache.tgz"]. ~5 min.
 out=$OUT
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $name"
-case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
 source scripts/device-lib.sh
+h200_only
 use_carry
 BENCH_LOG=autotune bench_suites llm:150
 keep_logs
