@@ -88,6 +88,16 @@ def operands(row, device="cuda", seed=0):
     return t
 
 
+# The torch op each suite op is compared with (the JSON's `baseline`).
+_TORCH_OPS = {
+    "mm": lambda row: "torch.mm",
+    "bmm": lambda row: "torch.bmm",
+    "grouped_mm": lambda row: "torch._grouped_mm",
+    "addmm": lambda row: "torch._addmm_activation" if "+" in row["epilogue"] else "torch.addmm",
+    "scaled_mm": lambda row: "torch._scaled_mm",
+}
+
+
 def _activation(epilogue):
     act = epilogue.split("+", 1)[1] if "+" in epilogue else None
     if act not in (None, "gelu_tanh", "relu"):
@@ -260,13 +270,15 @@ def bench_row(row, flush, reps, min_ms):
     out = t["out"]
     (ms_ours, ms_theirs), runs = time_pair([lambda: ours(out), lambda: theirs(out)], flush, reps, min_ms)
     ok = math.isfinite(err_ours) and err_ours <= 2 * err_theirs + 1e-3
+    # The fields of `tmagemm bench`'s rows, the baseline being torch's op (python -m tmagemm.plot reads both).
     result = {k: row[k] for k in ("op", "dtype", "layout", "batch", "note", "epilogue")}
-    result.update(M=row["m"], N=row["n"], K=row["k"], tmagemm_ms=ms_ours, torch_ms=ms_theirs,
-                  tmagemm_tflops=flops(row) / ms_ours / 1e9, torch_tflops=flops(row) / ms_theirs / 1e9,
-                  ratio=ms_theirs / ms_ours, rel_err=err_ours, torch_rel_err=err_theirs,
-                  status="ok" if ok else "wrong result", choice=chosen(row, t), runs=runs, l2_flush=flush.mode)
+    result.update(M=row["m"], N=row["n"], K=row["k"], tmagemm_ms=ms_ours, baseline_ms=ms_theirs,
+                  tmagemm_tflops=flops(row) / ms_ours / 1e9, baseline_tflops=flops(row) / ms_theirs / 1e9,
+                  ratio=ms_theirs / ms_ours, rel_err=err_ours, baseline_rel_err=err_theirs,
+                  status="ok" if ok else "wrong result", choice=chosen(row, t), baseline=_TORCH_OPS[row["op"]](row),
+                  runs=runs, l2_flush=flush.mode)
     if row["report_bandwidth"]:
-        result.update(tmagemm_tbps=bytes_moved(row) / ms_ours / 1e9, torch_tbps=bytes_moved(row) / ms_theirs / 1e9)
+        result.update(tmagemm_tbps=bytes_moved(row) / ms_ours / 1e9, baseline_tbps=bytes_moved(row) / ms_theirs / 1e9)
     if row["op"] == "grouped_mm":
         result["group_rows"] = row["group_rows"]
     return result
@@ -310,13 +322,14 @@ def main(argv=None) -> int:
         except (tmagemm.Error, RuntimeError, ValueError) as e:  # a row torch or tmagemm refuses: reported, not fatal
             print(f"{shape:<24}{row['layout']:<8}{row['epilogue']:<18} error: {e}")
             results.append({"op": row["op"], "M": row["m"], "N": row["n"], "K": row["k"], "batch": row["batch"],
-                            "layout": row["layout"], "epilogue": row["epilogue"], "status": "error",
-                            "error": str(e)})
+                            "layout": row["layout"], "epilogue": row["epilogue"], "tmagemm_tflops": None,
+                            "baseline_tflops": None, "ratio": None, "baseline": _TORCH_OPS[row["op"]](row),
+                            "status": "error", "error": str(e)})
             continue
         results.append(r)
-        tbps = f"  {r['tmagemm_tbps']:.2f} / {r['torch_tbps']:.2f} TB/s" if "tmagemm_tbps" in r else ""
-        print(f"{shape:<24}{row['layout']:<8}{row['epilogue']:<18}{r['tmagemm_tflops']:>9.1f}{r['torch_tflops']:>9.1f}"
-              f"{r['ratio']:>7.3f}  {r['rel_err']:>8.1e} {r['torch_rel_err']:>9.1e}  {r['choice']}"
+        tbps = f"  {r['tmagemm_tbps']:.2f} / {r['baseline_tbps']:.2f} TB/s" if "tmagemm_tbps" in r else ""
+        print(f"{shape:<24}{row['layout']:<8}{row['epilogue']:<18}{r['tmagemm_tflops']:>9.1f}{r['baseline_tflops']:>9.1f}"
+              f"{r['ratio']:>7.3f}  {r['rel_err']:>8.1e} {r['baseline_rel_err']:>9.1e}  {r['choice']}"
               f"{'' if r['status'] == 'ok' else '  ' + r['status']}{tbps}")
         torch.cuda.empty_cache()
     ok = [r["ratio"] for r in results if r.get("status") == "ok"]

@@ -1,4 +1,4 @@
-"""Draws `tmagemm bench` results as PNG: one picture per suite file.
+"""Draws `tmagemm bench` results (and python -m tmagemm.bench's, against torch) as PNG: one picture per suite file.
 
     python -m tmagemm.plot bench/results/<file>.json [...] [--out DIR]
 
@@ -84,6 +84,14 @@ def load_bars(path: Path) -> tuple[list[Bar], str]:
     return bars, unit
 
 
+def baseline_label(path: Path) -> str:
+    """Who the suite file compares tmagemm with: "torch" for python -m tmagemm.bench's files (every row's `baseline`
+    a torch op), else "cuBLASLt" (tmagemm bench's: cuBLASLt, or cuBLAS grouped for grouped rows)."""
+    rows = json.loads(path.read_text())
+    names = {str(r.get("baseline", "")) for r in rows}
+    return "torch" if names and all(n.startswith("torch") for n in names) else "cuBLASLt"
+
+
 def geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0]
     if not values:
@@ -108,6 +116,7 @@ def plot(path: Path, out_dir: Path | None = None) -> Path:
     import matplotlib.pyplot as plt
 
     bars, unit = load_bars(path)
+    baseline = baseline_label(path)
     n = len(bars)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * n + 2.0), 4.8), constrained_layout=True)
     x = list(range(n))
@@ -115,7 +124,7 @@ def plot(path: Path, out_dir: Path | None = None) -> Path:
     ours = [b.ours or 0.0 for b in bars]
     base = [b.base or 0.0 for b in bars]
     ax.bar([i - w / 2 for i in x], ours, w, label="tmagemm", color="#2b6cb0")
-    ax.bar([i + w / 2 for i in x], base, w, label="cuBLASLt", color="#a0aec0")
+    ax.bar([i + w / 2 for i in x], base, w, label=baseline, color="#a0aec0")
     top = max(ours + base + [1e-9])
     positive = [v for v in ours + base if v > 0]
     # Suites that mix decode rows with large ones (fp8) span orders of magnitude: a log axis keeps both readable.
@@ -139,7 +148,7 @@ def plot(path: Path, out_dir: Path | None = None) -> Path:
     else:
         ax.set_ylim(0, top * 1.12)
     g = geomean([b.ratio for b in bars if b.ratio is not None])
-    title = f"{suite_name(path)}: tmagemm / cuBLASLt"
+    title = f"{suite_name(path)}: tmagemm / {baseline}"
     if g is not None:
         title += f", geomean {g:.3f} over {sum(b.ratio is not None for b in bars)} of {n} rows"
     ax.set_title(title, fontsize=10)

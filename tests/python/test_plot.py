@@ -29,6 +29,9 @@ def result(name: str) -> Path:
         ("nvidia-h200-2026-12-01-decode.json", "TB/s"),
         ("nvidia-h200-2026-12-02-misaligned.json", "TFLOP/s"),
         ("nvidia-h200-2026-12-01-addmm.json", "TFLOP/s"),
+        # python -m tmagemm.bench's files (tmagemm against torch): the same fields, baseline = a torch op.
+        ("nvidia-h100-80gb-hbm3-2026-12-06-llm-torch.json", "TFLOP/s"),
+        ("nvidia-h100-80gb-hbm3-2026-12-06-decode-torch-flush_read.json", "TB/s"),
     ],
 )
 def test_draws_one_png_per_suite_with_the_json_ratios(tmp_path, name, unit):
@@ -52,6 +55,12 @@ def test_draws_one_png_per_suite_with_the_json_ratios(tmp_path, name, unit):
     data = png.read_bytes()
     assert data.startswith(PNG_MAGIC)
     assert len(data) > 10_000  # a drawn chart, not an empty canvas
+
+
+def test_the_baseline_is_named_from_the_rows():
+    assert plot.baseline_label(result("nvidia-h100-80gb-hbm3-2026-12-06-grouped-torch.json")) == "torch"
+    assert plot.baseline_label(result("nvidia-h200-2026-12-06-grouped-s49.json")) == "cuBLASLt"
+    assert plot.baseline_label(result("nvidia-h200-2026-12-02-fp8.json")) == "cuBLASLt"
 
 
 def test_suite_names_from_the_bench_file_names():
