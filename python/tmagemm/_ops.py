@@ -114,6 +114,10 @@ def _addmm_args(bias, a, b, beta, alpha, activation, out_dtype, out, options, op
 
 def _scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, out, options, op="scaled_mm"):
     da, db = _desc(a, op, "a"), _desc(b, op, "b")
+    # A tensorwise scale as torch._scaled_mm takes it: one element, most often a 0-dim tensor, or (1,); the C++ API
+    # takes it as (1, 1) (its scales have rank 2), here a view of the same element.
+    scale_a, scale_b = (s.reshape(1, 1) if isinstance(s, torch.Tensor) and s.dim() < 2 and s.numel() == 1 else s
+                        for s in (scale_a, scale_b))
     dsa, dsb = _desc(scale_a, op, "scale_a"), _desc(scale_b, op, "scale_b")
     dbias = None if bias is None else _desc(bias, op, "bias")
     if out is None and out_dtype is None:
@@ -202,7 +206,8 @@ def addmm(bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, o
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, use_fast_accum=False, out=None,
               options: Options | None = None):
     """out = (a @ b) * scale_a * scale_b (+ bias), as torch._scaled_mm: a (M,K) row-major and b (K,N) column-major
-    float8 (e4m3fn or e5m2), float32 scales tensorwise (one element each) or rowwise ((M,1) and (1,N)); out_dtype
+    float8 (e4m3fn or e5m2), float32 scales tensorwise (one element each: 0-dim, (1,) or (1,1), as torch takes them) or rowwise ((M,1) and
+    (1,N)); out_dtype
     bfloat16, float16 or float32 (required unless out is given)."""
     if _traced(a, b, scale_a, scale_b, bias, out):
         from . import _library

@@ -134,6 +134,21 @@ def test_scaled_mm_against_torch(m, n, k, rowwise, fast, out_dtype):
 
 
 @gpu
+def test_scaled_mm_takes_0_dim_tensorwise_scales():
+    # torch._scaled_mm's usual tensorwise scales are 0-dim tensors (or (1,)); the same call gives the same output as
+    # with the (1, 1) scales, and torch's.
+    a8, b8, sa, sb = fp8_inputs(192, 256, 320)
+    sa0, sb0 = sa.reshape(()), sb.reshape(())
+    got = tmagemm.scaled_mm(a8, b8, sa0, sb0, out_dtype=torch.bfloat16, out=poisoned(192, 256))
+    same = tmagemm.scaled_mm(a8, b8, sa, sb, out_dtype=torch.bfloat16)
+    assert torch.equal(got, same)
+    assert torch.equal(tmagemm.scaled_mm(a8, b8, sa.reshape(1), sb0, out_dtype=torch.bfloat16), same)
+    expected = torch._scaled_mm(a8, b8, sa0, sb0, out_dtype=torch.bfloat16)
+    torch.testing.assert_close(got, expected, atol=7e-2, rtol=7e-2)
+    assert torch.equal(torch.ops.tmagemm.scaled_mm(a8, b8, sa0, sb0, None, torch.bfloat16, False, ""), same)
+
+
+@gpu
 def test_scaled_mm_bias():
     a8, b8, sa, sb = fp8_inputs(128, 256, 512)
     bias = randn(256, seed=30)
