@@ -206,9 +206,8 @@ def addmm(bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, o
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, use_fast_accum=False, out=None,
               options: Options | None = None):
     """out = (a @ b) * scale_a * scale_b (+ bias), as torch._scaled_mm: a (M,K) row-major and b (K,N) column-major
-    float8 (e4m3fn or e5m2), float32 scales tensorwise (one element each: 0-dim, (1,) or (1,1), as torch takes them) or rowwise ((M,1) and
-    (1,N)); out_dtype
-    bfloat16, float16 or float32 (required unless out is given)."""
+    float8 (e4m3fn or e5m2), float32 scales tensorwise (one element each: 0-dim, (1,) or (1,1), as torch takes them)
+    or rowwise ((M,1) and (1,N)); out_dtype bfloat16, float16 or float32 (required unless out is given)."""
     if _traced(a, b, scale_a, scale_b, bias, out):
         from . import _library
 

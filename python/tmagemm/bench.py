@@ -309,7 +309,8 @@ def main(argv=None) -> int:
     flush = Flush(args.flush, "cuda")
     print(f"tmagemm {tmagemm.__version__} against torch {torch.__version__} on {gpu}, suite {args.suite}, "
           f"L2 flush: {args.flush}; ratio = torch time / tmagemm time")
-    print(f"{'shape':<24}{'layout':<8}{'epilogue':<18}{'tmagemm':>9}{'torch':>9}{'ratio':>7}  {'err':>8} {'torch err':>9}"
+    print(f"{'shape':<24}{'layout':<8}{'epilogue':<18}{'tmagemm':>9}{'torch':>9}{'ratio':>7}  {'err':>8} "
+          f"{'torch err':>9}"
           "  choice (TFLOP/s; TB/s of the compulsory bytes where the suite reports them)")
     results = []
     for row in rows:
@@ -328,7 +329,8 @@ def main(argv=None) -> int:
             continue
         results.append(r)
         tbps = f"  {r['tmagemm_tbps']:.2f} / {r['baseline_tbps']:.2f} TB/s" if "tmagemm_tbps" in r else ""
-        print(f"{shape:<24}{row['layout']:<8}{row['epilogue']:<18}{r['tmagemm_tflops']:>9.1f}{r['baseline_tflops']:>9.1f}"
+        print(f"{shape:<24}{row['layout']:<8}{row['epilogue']:<18}{r['tmagemm_tflops']:>9.1f}"
+              f"{r['baseline_tflops']:>9.1f}"
               f"{r['ratio']:>7.3f}  {r['rel_err']:>8.1e} {r['baseline_rel_err']:>9.1e}  {r['choice']}"
               f"{'' if r['status'] == 'ok' else '  ' + r['status']}{tbps}")
         torch.cuda.empty_cache()
