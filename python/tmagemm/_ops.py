@@ -104,6 +104,10 @@ def _grouped_mm_args(a, b, offs, out_dtype, out, options, op="grouped_mm"):
 
 
 def _addmm_args(bias, a, b, beta, alpha, activation, out_dtype, out, options, op="addmm"):
+    # A 0-dim bias (one value for every element, as torch.addmm broadcasts it) as its (1,) view: the C++ API takes
+    # tensors of rank 1 to 3 and broadcasts a one-element bias.
+    if isinstance(bias, torch.Tensor) and bias.dim() == 0:
+        bias = bias.reshape(1)
     dc, da, db = _desc(bias, op, "bias"), _desc(a, op, "a"), _desc(b, op, "b")
     act = _activation(activation)
     shape = (a.shape[0], b.shape[1]) if a.dim() == 2 and b.dim() == 2 else (0, 0)
@@ -193,7 +197,7 @@ def addmm(bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, o
           options: Options | None = None):
     """out = act(beta * bias + alpha * (a @ b)), as torch.addmm (activation None) and torch._addmm_activation
     (activation 'relu', or 'gelu_tanh' for use_gelu=True); also 'gelu' (erf), 'silu', 'sigmoid'. bias broadcasts as
-    (N), (1,N), (M,1) or (M,N); out may be bias itself (in place)."""
+    (N), (1,N), (M,1) or (M,N), or one element (0-dim, (1) or (1,1)); out may be bias itself (in place)."""
     if _traced(bias, a, b, out):
         from . import _library
 

@@ -218,7 +218,7 @@ Operand canonical_operand(const TensorView& v) {
 }
 
 // Bias broadcast to (M,N): (1,N) or (M,N) with row stride 0 -> row_vector; (M,1) or (M,N) with col stride 0 ->
-// col_vector; (M,N) -> full. Throws for any other shape.
+// col_vector; (M,N) -> full; one element (1,1) -> row_vector with column stride 0. Throws for any other shape.
 BiasKind classify_bias(const char* op, const TensorView& bias, int64_t m, int64_t n, Operand& out) {
   const int64_t b0 = bias.sizes[0], b1 = bias.sizes[1];
   const int64_t rs = bias.strides[0], cs = bias.strides[1];
@@ -253,8 +253,15 @@ BiasKind classify_bias(const char* op, const TensorView& bias, int64_t m, int64_
   }
   if (b0 == 1 && b1 == n) return row_vector();
   if (b0 == m && b1 == 1) return col_vector();
+  if (b0 == 1 && b1 == 1) {
+    // One value for every element (torch.addmm broadcasts a one-element bias): a row vector whose columns all
+    // read that element (column stride 0; the kernels' epilogue takes any stride, cuBLASLt's refuses it).
+    row_vector();
+    out.col_stride = 0;
+    return BiasKind::row_vector;
+  }
   invalid(fmt::format("{}: bias is {} but must broadcast to out MxN = {}x{}: accepted shapes are (N), (1,N), "
-                      "(M,1) and (M,N)",
+                      "(M,1), (M,N) and one element ((1) or (1,1))",
                       op, sizes_str(bias), m, n));
 }
 
@@ -298,7 +305,7 @@ GemmProblem build(const Inputs& given) {
   args.push_back({"a", in.a, mat_rank, mat_hint});
   args.push_back({"b", in.b, grouped ? 3 : mat_rank, mat_hint});
   if (in.offs) args.push_back({"offs", in.offs, 1, " ((G) int32: each group's end row)"});
-  if (in.bias) args.push_back({"bias", in.bias, 2, " or 1 ((N), (1,N), (M,1) or (M,N))"});
+  if (in.bias) args.push_back({"bias", in.bias, 2, " or 1 ((N), (1,N), (M,1), (M,N), (1) or (1,1))"});
   if (in.scale_a) args.push_back({"scale_a", in.scale_a, 2, " ((1,1) or (M,1))"});
   if (in.scale_b) args.push_back({"scale_b", in.scale_b, 2, " ((1,1) or (1,N))"});
   args.push_back({"out", in.out, mat_rank, mat_hint});

@@ -54,12 +54,16 @@ def test_mm_out_dtype_float32_and_views(dtype):
 
 @gpu
 @pytest.mark.parametrize("m, n, k", [(512, 384, 256), (64, 2048, 1024), (1000, 1000, 1000)])
-@pytest.mark.parametrize("bias_shape", ["n", "1n", "m1", "mn"])
+@pytest.mark.parametrize("bias_shape", ["n", "1n", "m1", "mn", "0-dim", "1", "11"])
 def test_addmm_against_torch(m, n, k, bias_shape):
+    # Every bias torch.addmm broadcasts: a vector, a row or a column, the full matrix, and one element (0-dim, (1,)
+    # or (1,1): one value added to every element).
     a = randn(m, k, scale=k ** -0.5, seed=5)
     b = randn(k, n, seed=6)
-    shape = {"n": (n,), "1n": (1, n), "m1": (m, 1), "mn": (m, n)}[bias_shape]
+    shape = {"n": (n,), "1n": (1, n), "m1": (m, 1), "mn": (m, n), "0-dim": (1,), "1": (1,), "11": (1, 1)}[bias_shape]
     bias = randn(*shape, seed=7)
+    if bias_shape == "0-dim":
+        bias = bias.reshape(())
     for beta, alpha in ((1.0, 1.0), (0.5, 2.0), (0.0, 1.0)):
         got = tmagemm.addmm(bias, a, b, beta=beta, alpha=alpha, out=poisoned(m, n))
         expected = torch.addmm(bias, a, b, beta=beta, alpha=alpha)
@@ -196,7 +200,7 @@ def test_autograd_against_torch(batched):
 
 @gpu
 @pytest.mark.parametrize("activation", [None, "relu", "gelu", "gelu_tanh", "silu", "sigmoid"])
-@pytest.mark.parametrize("bias_shape", [(384,), (1, 384), (200, 1), (200, 384)])
+@pytest.mark.parametrize("bias_shape", [(384,), (1, 384), (200, 1), (200, 384), ()])
 def test_addmm_autograd_against_torch(activation, bias_shape):
     # The gradients of bias, a and b against torch's autograd of the unfused ops (torch.addmm, then the activation) on
     # the same inputs and output gradient, and against float64 ones. Heuristic choices: 24 epilogues, none tuned.
@@ -204,7 +208,8 @@ def test_addmm_autograd_against_torch(activation, bias_shape):
     acts = {None: lambda z: z, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu, "sigmoid": torch.sigmoid,
             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
     alpha = 1.0 if activation is None else 2.0  # alpha 1: the gradient of a and b unscaled
-    bias = randn(*bias_shape, seed=60).requires_grad_()
+    bias = randn(*bias_shape, seed=60) if bias_shape else randn(1, seed=60).reshape(())
+    bias.requires_grad_()
     a = randn(200, 320, scale=320 ** -0.5, seed=61).requires_grad_()
     b = randn(320, 384, seed=62).requires_grad_()
     grad = randn(200, 384, seed=63)

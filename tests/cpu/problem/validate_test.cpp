@@ -212,7 +212,7 @@ TEST_F(ProblemValidate, RankOfBmmOperands) {
 TEST_F(ProblemValidate, RankOfBiasAndScales) {
   TensorView bias3 = TensorView::contiguous(dev0(3 * MB), DType::bf16, {1, 1, 48});
   EXPECT_TMAGEMM_ERROR(make_addmm_problem(bias3, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
-                       "addmm: bias must have rank 2 or 1 ((N), (1,N), (M,1) or (M,N))");
+                       "addmm: bias must have rank 2 or 1 ((N), (1,N), (M,1), (M,N), (1) or (1,1))");
   TensorView fa = TensorView::contiguous(dev0(0), DType::e4m3, {64, 32});
   TensorView fb = TensorView::contiguous(dev0(MB), DType::e4m3, {48, 32}).t();
   TensorView s3 = TensorView::contiguous(dev0(3 * MB), DType::f32, {1, 1, 1});
@@ -366,6 +366,24 @@ TEST_F(ProblemValidate, BiasBroadcastByStrideZero) {
   EXPECT_EQ(p.bias_kind, BiasKind::col_vector);
   EXPECT_EQ(p.bias.cols, 1);
   EXPECT_EQ(p.bias.col_stride, 0);
+}
+
+TEST_F(ProblemValidate, BiasOfOneElementBroadcastsToEveryElement) {
+  // torch.addmm broadcasts a one-element bias ((1), (1,1); a 0-dim tensor in Python) to every element: a row
+  // vector whose columns all read that element.
+  for (TensorView bias : {TensorView::contiguous(dev0(3 * MB), DType::bf16, {1}),
+                          TensorView::contiguous(dev0(3 * MB), DType::f32, {1, 1})}) {
+    GemmProblem p = make_addmm_problem(bias, a, b, out, 1, 1, Activation::none);
+    EXPECT_EQ(p.bias_kind, BiasKind::row_vector);
+    EXPECT_EQ(p.bias.rows, 1);
+    EXPECT_EQ(p.bias.cols, 48);
+    EXPECT_EQ(p.bias.row_stride, 0);
+    EXPECT_EQ(p.bias.col_stride, 0);
+    EXPECT_EQ(p.bias.data, bias.data);
+  }
+  TensorView two = TensorView::contiguous(dev0(3 * MB), DType::bf16, {2});
+  EXPECT_TMAGEMM_ERROR(make_addmm_problem(two, a, b, out, 1, 1, Activation::none), ErrorCode::invalid_argument,
+                       "addmm: bias is 1x2 but must broadcast to out MxN = 64x48");
 }
 
 TEST_F(ProblemValidate, BiasShapeNotBroadcastable) {

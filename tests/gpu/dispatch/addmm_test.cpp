@@ -1,6 +1,7 @@
 // addmm_test.cpp (GPU) — addmm with torch's semantics, out = act(beta * bias + alpha * (a @ b)), through every
 // backend that takes it. The grid tests run, per backend and size class (small, ragged, large), every bias shape
-// ((1,N) strided, (M,1) strided, (M,N) row- or column-major, an (M,N) view of one row with row stride 0) x every
+// ((1,N) strided, (M,1) strided, (M,N) row- or column-major, an (M,N) view of one row with row stride 0, one element
+// as (1) or (1,1)) x every
 // activation x every layout of a, b and out x every output dtype (bias types bf16, f16 and f32 among them); the
 // fallback's sizes are misaligned for TMA. Then alpha/beta, in place (out is bias), beta = 0 with NaN in bias, K = 0,
 // and the tuned call with cuBLASLt where its epilogue matches. Reference: the fp32 GEMM (kernels/reference.cuh), then
@@ -38,19 +39,22 @@ double activation(Activation act, double x) {
   }
 }
 
-enum class BiasShape { row, col, full, row_broadcast };  // (1,N), (M,1), (M,N), (M,N) with row stride 0
+// (1,N), (M,1), (M,N), (M,N) with row stride 0, one element ((1) or (1,1): every element adds it, as torch.addmm)
+enum class BiasShape { row, col, full, row_broadcast, scalar };
 const char* to_string(BiasShape s) {
   switch (s) {
     case BiasShape::row: return "(1,N)";
     case BiasShape::col: return "(M,1)";
     case BiasShape::full: return "(M,N)";
+    case BiasShape::scalar: return "one element";
     default: return "(M,N) row-stride-0";
   }
 }
 
 constexpr Activation kActs[] = {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh,
                                 Activation::silu, Activation::sigmoid};
-constexpr BiasShape kShapes[] = {BiasShape::row, BiasShape::col, BiasShape::full, BiasShape::row_broadcast};
+constexpr BiasShape kShapes[] = {BiasShape::row, BiasShape::col, BiasShape::full, BiasShape::row_broadcast,
+                                 BiasShape::scalar};
 
 struct Case {
   std::string backend;  // the backend expected to run it ("" when any may)
@@ -102,8 +106,9 @@ Outcome run_case(const Case& c, uint32_t seed) {
     Matrix b = make_matrix(c.in, c.k, c.n, c.b_col, c.ld_multiple, rng, true);
     // In place, out holds the bias values; otherwise it is poisoned.
     Matrix out = make_matrix(c.out, c.m, c.n, c.out_col, c.ld_multiple, rng, c.in_place);
-    const int64_t br = c.shape == BiasShape::row || c.shape == BiasShape::row_broadcast ? 1 : c.m;
-    const int64_t bc = c.shape == BiasShape::col ? 1 : c.n;
+    const bool one = c.shape == BiasShape::scalar;
+    const int64_t br = c.shape == BiasShape::row || c.shape == BiasShape::row_broadcast || one ? 1 : c.m;
+    const int64_t bc = c.shape == BiasShape::col || one ? 1 : c.n;
     // A (1,N) bias stored column-major, or an (M,1) bias stored row-major, has element stride 8 (ld_multiple 8
     // along its length-1 dimension); the other order packs it.
     Matrix bias = make_matrix(c.bias_t, br, bc, c.bias_col, 8, rng, true);
@@ -112,6 +117,11 @@ Outcome run_case(const Case& c, uint32_t seed) {
     if (c.shape == BiasShape::row_broadcast && !c.in_place) {
       bias_view.sizes[0] = c.m;
       bias_view.strides[0] = 0;
+    }
+    if (one && c.bias_col && !c.in_place) {  // the rank-1 (1) form (torch's (1,); a 0-dim tensor in Python)
+      bias_view.rank = 1;
+      bias_view.sizes[0] = 1;
+      bias_view.strides[0] = 1;
     }
     std::vector<float> ref = c.k > 0 ? reference_gemm(a, b, c.m, c.n, c.k)
                                      : std::vector<float>(static_cast<std::size_t>(c.m * c.n), 0.0f);
