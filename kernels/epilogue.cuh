@@ -46,9 +46,6 @@ struct EpilogueParams {
   // Persistent TMA: operands read exactly once (one block of the other operand's extent), whose loads carry an L2
   // evict_first policy: bit 0 A, bit 1 B (persistent_tma.cpp, l2_stream_bits). 0 for the other kernels.
   int l2_stream;
-  // Stream-K configs: 1 where each worker computes its shared-out range before its whole tiles
-  // (StreamKSchedule::shared_first), 0 after them.
-  int sk_shared_first;
 };
 
 // The epilogue stage: v = act(beta * bias(b, r, c) + alpha * scale(r, c) * acc), composed from the host's EpilogueSpec

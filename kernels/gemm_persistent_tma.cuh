@@ -209,8 +209,7 @@ __global__ void __launch_bounds__((Cfg::kConsumers + 1) * 128, 1)
   static_assert(!Cfg::kStreamK || Cfg::kPromote == 0, "stream-K: 16-bit inputs only");
   const StreamKSchedule work_regs = StreamKSchedule::make(sched.total, k_blocks, tile_step, false);
   if constexpr (Cfg::kStreamK) {
-    if (threadIdx.x == 0)
-      sk_work = StreamKSchedule::make(sched.total, k_blocks, tile_step, true, ep.sk_shared_first != 0);
+    if (threadIdx.x == 0) sk_work = StreamKSchedule::make(sched.total, k_blocks, tile_step, true);
     __syncthreads();
   }
   const StreamKSchedule& work = [&]() -> const StreamKSchedule& {

@@ -74,12 +74,6 @@ struct TileScheduler {
 // blocks. Every unit of a split tile leaves its partial sums in a workspace slot; the last to finish adds them all in
 // segment order (fixed: the result does not depend on which worker was last) and stores the tile. Index arithmetic
 // only; the host (persistent_tma.cpp) computes the same numbers for the workspace.
-//
-// Order (shared_first): by default a worker takes its whole tiles first and its range last, so the split tiles' units
-// all end with the launch and the last unit's fixup (reading the others' sums from the workspace, adding, storing)
-// runs after every load has been issued: nothing overlaps it. With shared_first each worker takes its range first:
-// the fixups then run while the producers already load the whole tiles, and the launch ends on whole tiles. The
-// units and their segment order are the same either way (no unit waits on another), so the results are identical.
 struct WorkUnit {
   int tile;      // tile index (the schedulers' numbering)
   int kb0, kb1;  // K blocks [kb0, kb1) of the tile
@@ -109,10 +103,9 @@ __device__ inline void stream_k_cut(int r, int kb, int P, int& per_worker, int& 
 // An aggregate (a stream-K kernel keeps it in shared memory, so that it does not hold registers across the K loop).
 struct StreamKSchedule {
   int total, k_blocks, workers, dp_tiles, sk_iters, per_worker, kb_stride;
-  bool shared_first;
 
-  __device__ static StreamKSchedule make(int tiles, int kb, int P, bool enabled, bool shared_first = false) {
-    StreamKSchedule s{tiles, kb, P, tiles, 0, 1, kb, shared_first};
+  __device__ static StreamKSchedule make(int tiles, int kb, int P, bool enabled) {
+    StreamKSchedule s{tiles, kb, P, tiles, 0, 1, kb};
     const int waves = tiles / P, rem = tiles % P;
     if (!enabled || rem == 0 || kb < 2) return s;
     s.dp_tiles = waves * P;
@@ -140,10 +133,6 @@ struct StreamKSchedule {
       u = WorkUnit{w, 0, k_blocks};
       return w < total;
     }
-    if (shared_first && w * per_worker < sk_iters) {
-      u = shared_unit(w * per_worker, range_end(w));
-      return true;
-    }
     if (w < dp_tiles) {
       u = WorkUnit{w, 0, k_blocks};
       return true;
@@ -165,7 +154,6 @@ struct StreamKSchedule {
         u.tile += workers;
         return true;
       }
-      if (shared_first) return false;  // the range came first
       const int it = w * per_worker;
       if (it >= sk_iters) return false;
       u = shared_unit(it, range_end(w));
@@ -173,12 +161,8 @@ struct StreamKSchedule {
     }
     // (The iteration after the unit: past a tile's last K block, the next tile's first.)
     const int it = (u.tile - dp_tiles) * kb_stride + (u.kb1 == k_blocks ? kb_stride : u.kb1), end = range_end(w);
-    if (it < end) {
-      u = shared_unit(it, end);
-      return true;
-    }
-    if (!shared_first || w >= dp_tiles) return false;
-    u = WorkUnit{w, 0, k_blocks};  // the whole tiles after the range
+    if (it >= end) return false;
+    u = shared_unit(it, end);
     return true;
   }
   // A shared-out unit's place among the units of its tile: segment `seg` of `nseg` (nseg 1: the whole tile), and the

@@ -92,7 +92,6 @@ struct EpilogueParamsHost {
   unsigned* sk_counters;
   int sk_seg_stride;
   int l2_stream;  // persistent TMA: bit 0 A, bit 1 B read once, loaded with an L2 evict_first policy
-  int sk_shared_first;  // stream-K configs: each worker's shared-out range before its whole tiles (persistent_tma.cpp)
 };
 
 inline EpilogueParamsHost epilogue_params(const GemmProblem& p) {

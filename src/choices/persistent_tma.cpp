@@ -494,11 +494,6 @@ bool grouped_stream_k_enabled() {
   return v == nullptr || std::string(v) != "0";
 }
 
-bool stream_k_shared_first_enabled() {
-  const char* v = std::getenv("TMAGEMM_STREAM_K_SHARED_FIRST");  // read at each launch, as the switches around it
-  return v != nullptr && std::string(v) == "1";
-}
-
 bool stream_k_clean_counters_enabled() {
   const char* v = std::getenv("TMAGEMM_STREAM_K_CLEAN_COUNTERS");  // read at each launch, as the switch above
   return v != nullptr && std::string(v) == "1";
@@ -701,7 +696,6 @@ void persistent_tma_launch(const GemmProblem& p, const TmaConfig& c, cudaStream_
         throw Error(ErrorCode::invalid_argument, fmt::format("{}: a stream-K launch needs its workspace", c.name()));
       ep.sk_partials = static_cast<float*>(workspace);
       ep.sk_seg_stride = ws.seg_stride;
-      ep.sk_shared_first = stream_k_shared_first_enabled() ? 1 : 0;
       // NOTE: not on a captured stream (no allocation there, and a graph must not depend on state outside it), nor on
       // the per-thread default stream (one handle for many threads' streams, whose kernels could share a buffer).
       unsigned* clean = nullptr;

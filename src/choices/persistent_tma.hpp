@@ -118,11 +118,6 @@ StreamKWorkspace stream_k_workspace(const GemmProblem& problem, const TmaConfig&
 // The stream-K configs take grouped_mm unless TMAGEMM_GROUPED_STREAM_K=0 (on since measured on the H200).
 bool grouped_stream_k_enabled();
 
-// TMAGEMM_STREAM_K_SHARED_FIRST=1: each stream-K worker computes its shared-out K range before its whole tiles
-// (kernels/scheduler.cuh, StreamKSchedule's order), so the split tiles' fixups overlap the whole tiles' loads instead
-// of ending the launch. Same units, same results. Off by default until measured.
-bool stream_k_shared_first_enabled();
-
 // TMAGEMM_STREAM_K_CLEAN_COUNTERS=1: a stream-K launch takes its arrival counters from a buffer of its (device, stream)
 // that was zeroed once and that every stream-K kernel leaves at zero (kernels/stream_k_fixup.cuh), instead of zeroing
 // them in the workspace by a memset before each launch (one operation less on the stream a call). Not on a captured

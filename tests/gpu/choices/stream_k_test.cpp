@@ -5,8 +5,7 @@
 // the same bits (the split tiles' partial sums are added in a fixed order, whichever unit finishes last); two streams
 // launching stream-K grids at once (no unit may wait for a CTA that another kernel keeps from running); and threads
 // sharing one stream handle, the null stream's workspace or the per-thread default stream (each call's counters and
-// sums its own); the stream's clean counter buffer (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1) left at zero by every kernel;
-// each worker's shared-out range first (TMAGEMM_STREAM_K_SHARED_FIRST=1) giving the default order's bits.
+// sums its own); the stream's clean counter buffer (TMAGEMM_STREAM_K_CLEAN_COUNTERS=1) left at zero by every kernel.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -256,44 +255,6 @@ TEST_F(StreamK, CleanCountersStayZeroWithoutAMemset) {
         if (HasFailure()) break;
       }
   cudaStreamDestroy(created);
-}
-
-// TMAGEMM_STREAM_K_SHARED_FIRST=1: each worker computes its shared-out range before its whole tiles (the fixups then
-// overlap the whole tiles' loads). The units and their summation order are the same, so the bits must be those of the
-// default order: every config on shapes of other split layouts (fewer tiles than SMs, one wave and a part, decode's few
-// rows with a K tail, a batch), each also against the reference.
-TEST_F(StreamK, SharedFirstGivesTheBitsOfTheDefaultOrder) {
-  const int64_t shapes[][4] = {{1, 1200, 4000, 8192}, {1, 2000, 3000, 1000}, {1, 1000, 1000, 1000},
-                               {1, 1, 7168, 8200},    {1, 64, 28672, 2048}, {3, 500, 704, 2000}};
-  for (const auto& s : shapes) {
-    const int64_t B = s[0], M = s[1], N = s[2], K = s[3];
-    Matrix a = make_matrix(DType::bf16, M, K, false, 8, rng, true, B, B > 1);
-    Matrix b = make_matrix(DType::bf16, K, N, true, 8, rng, true, B, B > 1);
-    const std::vector<float> ref = reference_gemm(a, b, M, N, K, B);
-    for (const char* regex : kConfigs) {
-      SCOPED_TRACE(fmt::format("{}x{}x{}x{} {}", B, M, N, K, regex));
-      Matrix out = make_matrix(DType::bf16, M, N, false, 8, rng, false, B, B > 1);
-      const Options o = stream_k_options(regex);
-      const auto run = [&](bool shared_first) {
-        test_support::EnvGuard sw("TMAGEMM_STREAM_K_SHARED_FIRST",
-                                  shared_first ? std::optional<std::string>("1") : std::nullopt);
-        out.upload();  // poison again
-        if (B > 1)
-          bmm(a.view(), b.view(), out.view(), o);
-        else
-          mm(a.view(), b.view(), out.view(), o);
-        cuda_ok(cudaDeviceSynchronize(), "mm");
-        return out.device_bytes();
-      };
-      const std::vector<uint8_t> first = run(true);
-      const Check chk = compare(out, ref, B);
-      EXPECT_EQ(chk.nan_count, 0) << chk.first_bad;
-      EXPECT_EQ(chk.padding_touched, 0);
-      EXPECT_LE(chk.rel_err, 1e-2) << chk.first_bad;
-      EXPECT_EQ(run(false), first) << "the default order gives other bits";
-      if (HasFailure()) return;
-    }
-  }
 }
 
 // Each thread's own stream behind the one handle: calls allocate their workspace on their stream (stream-ordered), as
