@@ -19,7 +19,6 @@ from ._options import Options, desc as _options_desc
 _DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.float8_e4m3fn: 3, torch.float8_e5m2: 4,
            torch.int32: 5}
 _PLAIN = frozenset((torch.Tensor, torch.nn.Parameter))
-_TENSOR = torch.Tensor
 _is_compiling = torch.compiler.is_compiling
 _ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
 
@@ -140,10 +139,11 @@ def _scaled_mm_args(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, out
 def mm(a, b, *, out_dtype=None, out=None, options: Options | None = None):
     """out(M,N) = a(M,K) @ b(K,N), as torch.mm: bfloat16 or float16 in; out a's dtype, or out_dtype (bfloat16,
     float16, float32). Any strides; out, when given, must have the exact shape and dtype."""
-    # The common call (two plain CUDA tensors of a known dtype, rank 2, nothing for autograd, not compiling) takes
-    # the shortest path: every check it skips here is made by the C++ validation, or leads to the general path.
-    if (type(a) is _TENSOR and type(b) is _TENSOR and out is None and a.is_cuda and b.is_cuda
-            and not (a.requires_grad or b.requires_grad) and not _is_compiling()):
+    # The common call (two plain CUDA tensors of a known dtype, rank 2, nothing for autograd, not compiling; a weight
+    # may be a Parameter, as under torch.no_grad()) takes the shortest path: every check it skips here is made by the
+    # C++ validation, or leads to the general path.
+    if (type(a) in _PLAIN and type(b) in _PLAIN and out is None and a.is_cuda and b.is_cuda and not _is_compiling()
+            and not ((a.requires_grad or b.requires_grad) and torch.is_grad_enabled())):
         ca, cb = _DTYPES.get(a.dtype), _DTYPES.get(b.dtype)
         sa, sb = a.shape, b.shape
         if ca is not None and cb is not None and len(sa) == 2 and len(sb) == 2:
@@ -198,6 +198,27 @@ def addmm(bias, a, b, *, beta=1.0, alpha=1.0, activation=None, out_dtype=None, o
     """out = act(beta * bias + alpha * (a @ b)), as torch.addmm (activation None) and torch._addmm_activation
     (activation 'relu', or 'gelu_tanh' for use_gelu=True); also 'gelu' (erf), 'silu', 'sigmoid'. bias broadcasts as
     (N), (1,N), (M,1) or (M,N), or one element (0-dim, (1) or (1,1)); out may be bias itself (in place)."""
+    # The common call (plain CUDA tensors of known dtypes, a and b of rank 2, a bias of rank 1 or 2, nothing for
+    # autograd, not compiling; weights may be Parameters, as under torch.no_grad()) takes the shortest path, as mm's:
+    # every check it skips is made by the C++ validation, or leads to the general path below.
+    if (out is None and type(a) in _PLAIN and type(b) in _PLAIN and type(bias) in _PLAIN and a.is_cuda and b.is_cuda
+            and bias.is_cuda and not _is_compiling()
+            and not ((a.requires_grad or b.requires_grad or bias.requires_grad) and torch.is_grad_enabled())):
+        ca, cb, cc = _DTYPES.get(a.dtype), _DTYPES.get(b.dtype), _DTYPES.get(bias.dtype)
+        sa, sb, sc = a.shape, b.shape, bias.shape
+        act = "none" if activation is None else activation
+        if (ca is not None and cb is not None and cc is not None and len(sa) == 2 and len(sb) == 2
+                and 1 <= len(sc) <= 2 and act in _ACTIVATIONS):
+            out = a.new_empty((sa[0], sb[1])) if out_dtype is None else a.new_empty((sa[0], sb[1]), dtype=out_dtype)
+            co = _DTYPES.get(out.dtype)
+            if co is not None:
+                device = a.get_device()
+                _C.addmm((bias.data_ptr(), cc, bias.get_device(), sc, bias.stride()),
+                         (a.data_ptr(), ca, device, sa, a.stride()), (b.data_ptr(), cb, b.get_device(), sb, b.stride()),
+                         (out.data_ptr(), co, device, out.shape, out.stride()), float(beta), float(alpha), act,
+                         _options_desc(options), _raw_stream(device))
+                return out
+            out = None
     if _traced(bias, a, b, out):
         from . import _library
 

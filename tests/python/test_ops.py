@@ -88,6 +88,29 @@ def test_addmm_activation_against_torch(use_gelu, activation, m, n, k):
 
 
 @gpu
+@pytest.mark.parametrize("bias_shape", ["n", "1n", "m1", "mn"])
+def test_addmm_common_call_of_parameters_under_no_grad(bias_shape):
+    # The common call (out None, no autograd) takes addmm's short path: nn.Parameter weights under torch.no_grad(),
+    # out_dtype and an activation, against torch on the same inputs; then the general path's errors still come.
+    m, n, k = 192, 320, 256
+    a = randn(m, k, scale=k ** -0.5, seed=70)
+    b = torch.nn.Parameter(randn(k, n, seed=71))
+    shape = {"n": (n,), "1n": (1, n), "m1": (m, 1), "mn": (m, n)}[bias_shape]
+    bias = torch.nn.Parameter(randn(*shape, seed=72))
+    with torch.no_grad():
+        got = tmagemm.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        torch.testing.assert_close(got, torch.addmm(bias, a, b, beta=0.5, alpha=2.0), **TOL16)
+        got32 = tmagemm.addmm(bias, a, b, activation="relu", out_dtype=torch.float32)
+        assert got32.dtype == torch.float32 and got32.shape == (m, n)
+        ref = torch.relu(bias.double() + ref_mm(a, b))
+        assert rel_err(got32, ref) <= 1e-4
+        with pytest.raises(tmagemm.InvalidArgumentError, match="activation"):
+            tmagemm.addmm(bias, a, b, activation="tanh")
+        with pytest.raises(tmagemm.InvalidArgumentError, match="bias"):
+            tmagemm.addmm(randn(2, n, seed=73), a, b)
+
+
+@gpu
 def test_addmm_in_place_on_bias():
     a, b = randn(256, 128, scale=128 ** -0.5, seed=11), randn(128, 192, seed=12)
     c = randn(256, 192, seed=13)
