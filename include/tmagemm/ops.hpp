@@ -13,7 +13,8 @@ namespace tmagemm {
 // out(M,N) = a(M,K) @ b(K,N)
 void mm(const TensorView& a, const TensorView& b, const TensorView& out, const Options& options = {});
 
-// out = act(beta * bias + alpha * (a @ b)); bias broadcasts as (N), (1,N), (M,1) or (M,N).
+// out = act(beta * bias + alpha * (a @ b)); bias broadcasts as (N), (1,N), (M,1) or (M,N), or one element ((1) or (1,1))
+// added to every element.
 void addmm(const TensorView& bias, const TensorView& a, const TensorView& b, const TensorView& out,
            float beta = 1.0f, float alpha = 1.0f, Activation act = Activation::none,
            const Options& options = {});
