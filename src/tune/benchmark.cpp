@@ -649,10 +649,21 @@ std::vector<double> flush_ranked_ms(const std::vector<FlushTimes>& t, double mar
     lib_geo = std::min(lib_geo, ms.back());
   }
   if (!std::isfinite(lib_geo)) return ms;
-  for (std::size_t i = 0; i < t.size(); ++i)
-    if (!t[i].library_ranked &&
-        (t[i].write_ms > (1.0 + kFlushHold) * lib_w || t[i].read_ms > (1.0 + kFlushHold) * lib_r))
+  std::vector<std::size_t> clear;  // choices that hold and are beyond the margin ahead under one flush
+  double clear_geo = INFINITY;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].library_ranked) continue;
+    if (t[i].write_ms > (1.0 + kFlushHold) * lib_w || t[i].read_ms > (1.0 + kFlushHold) * lib_r) {
       ms[i] = std::max(ms[i], lib_geo * (1.0 + 2.0 * margin));
+    } else if (t[i].write_ms * (1.0 + margin) < lib_w || t[i].read_ms * (1.0 + margin) < lib_r) {
+      clear.push_back(i);
+      clear_geo = std::min(clear_geo, ms[i]);
+    }
+  }
+  // The clear choices scaled alike (their order kept), the fastest to just beyond the near-tie band.
+  const double scale = lib_geo / ((1.0 + 2.0 * margin) * clear_geo);
+  if (scale < 1.0)
+    for (std::size_t i : clear) ms[i] *= scale;
   return ms;
 }
 
@@ -691,6 +702,8 @@ void print_autotune(const GemmProblem& p, const Tuned& t, std::size_t candidates
         flushes = fmt::format(" (write {:.4f}, read {:.4f}{})", wr.first, wr.second,
                               t.timings[i].ms > 1.0001 * std::sqrt(wr.first * wr.second)
                                   ? "; behind cuBLASLt under one flush: ranked after it"
+                              : t.timings[i].ms < 0.9999 * std::sqrt(wr.first * wr.second)
+                                  ? "; clearly ahead of cuBLASLt under one flush: ranked ahead of its near-ties"
                                   : "");
     for (const auto& [name, ms] : t.sustained_ms)
       if (name == t.timings[i].choice) flushes = fmt::format(" (sustained {:.4f})", ms);

@@ -109,12 +109,19 @@ bool sustained_eligible(const GemmProblem& problem, std::size_t l2_bytes);
 // 64 x 4096 x 14336 the geometric mean picked a skinny grid 10 % ahead of cuBLASLt under the write flush and 3.6 %
 // behind under the read flush (the bench's read-flush row 0.954).
 inline constexpr double kFlushHold = 0.02;
+// And a choice that holds under both flushes and is more than the margin ahead of the fastest cuBLASLt choice under
+// one of them is clearly the faster there, whatever its geometric mean says: it ranks ahead of cuBLASLt's near-tie
+// band (the clear choices' times scaled alike, the fastest to the fastest cuBLASLt geometric mean / (1 + 2 x margin)).
+// Measured (docs/perf-notes.md, fifty-first session): on 128 x 8192 x 8192 our 64x128 tile was 5.5-7.5 % ahead of
+// cuBLASLt after a write flush and within 2 % after a read flush in all 18 tunings of nine H100 and H200 runs, its
+// geometric mean 1.9-4.6 % ahead: the 3 % near-tie band handed the row to cuBLASLt in half of them (llm rows 1.00
+// against 1.05-1.07).
 struct FlushTimes {  // one timed choice of a memory-bound problem
   double write_ms = 0, read_ms = 0;
   bool library_ranked = false;  // a cuBLASLt choice
 };
 // The ranking time of each choice (the order of `t`): the geometric mean of its two medians, or for a choice that
-// does not hold (above) the cuBLASLt-relative time. Without a cuBLASLt choice, the geometric means.
+// does not hold or that is clear (above) the cuBLASLt-relative time. Without a cuBLASLt choice, the geometric means.
 std::vector<double> flush_ranked_ms(const std::vector<FlushTimes>& t, double margin);
 
 struct Entry {  // what pick_winner needs of one timed choice

@@ -94,6 +94,34 @@ TEST(FlushRankedMs, TheReferenceIsTheFastestCublasLtChoiceUnderEachFlush) {
   EXPECT_NEAR(near[0], 0.100, 1e-12);
 }
 
+// A choice that holds under both flushes and is more than the margin ahead under one ranks ahead of cuBLASLt's near-tie
+// band, however close its geometric mean: the clear choices scaled alike, the fastest to the fastest cuBLASLt mean /
+// (1 + 2 margin). The forty-ninth session's H200 tuning of 128 x 8192 x 8192 (rc): ours 6 % ahead after a write flush,
+// 1.8 % behind after a read; its mean 2.2 % ahead (inside the 3 % band: cuBLASLt ran the row).
+TEST(FlushRankedMs, AChoiceClearlyAheadUnderOneFlushRanksAheadOfTheNearTies) {
+  const double mb = kTieMarginMemoryBound;
+  const std::vector<FlushTimes> t = {{0.0436, 0.0390, false},  // ours
+                                     {0.0464, 0.0383, true},   // cublaslt_algo0
+                                     {0.0479, 0.0394, true},   // cublaslt_algo2
+                                     {0.0440, 0.0389, false}};  // ours, also clear, slower than the first
+  std::vector<Entry> plain = {ours(std::sqrt(0.0436 * 0.0390)), lt(std::sqrt(0.0464 * 0.0383), 0)};
+  EXPECT_EQ(pick_winner(plain, mb), 1u) << "by the means alone, a near-tie: cuBLASLt's";
+  const std::vector<double> ms = flush_ranked_ms(t, mb);
+  const double lib_geo = std::sqrt(0.0464 * 0.0383);
+  EXPECT_NEAR(ms[0], lib_geo / (1 + 2 * mb), 1e-12);
+  EXPECT_NEAR(ms[1], lib_geo, 1e-12);
+  EXPECT_NEAR(ms[3] / ms[0], std::sqrt(0.0440 * 0.0389) / std::sqrt(0.0436 * 0.0390), 1e-12) << "order kept";
+  std::vector<Entry> e = {ours(ms[0]), ours(ms[3]), lt(ms[1], 0), lt(ms[2], 2)};
+  EXPECT_EQ(pick_winner(e, mb), 0u);
+  // Ahead by less than the margin under both flushes: its mean, and the near-tie stays cuBLASLt's.
+  const std::vector<double> near = flush_ranked_ms({{0.0455, 0.0380, false}, {0.0464, 0.0383, true}}, mb);
+  EXPECT_NEAR(near[0], std::sqrt(0.0455 * 0.0380), 1e-12);
+  EXPECT_EQ(pick_winner({ours(near[0]), lt(near[1], 0)}, mb), 1u);
+  // Clear under one flush but more than kFlushHold behind under the other: held, not clear.
+  const std::vector<double> held = flush_ranked_ms({{0.0400, 0.0395, false}, {0.0464, 0.0383, true}}, mb);
+  EXPECT_NEAR(held[0], lib_geo * (1 + 2 * mb), 1e-12);
+}
+
 TEST(FlushRankedMs, WithoutCublasLtTheMeansStand) {
   const std::vector<double> ms =
       flush_ranked_ms({{0.100, 0.200, false}, {0.150, 0.150, false}}, kTieMarginMemoryBound);
