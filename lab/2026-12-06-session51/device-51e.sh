@@ -7,6 +7,6 @@
 out=$OUT
 source scripts/device-lib.sh
 use_carry
-BENCH_LOG=autotune bench_suites llm:200
+BENCH_LOG=autotune bench_suites llm:185
 keep_logs
 stage done
