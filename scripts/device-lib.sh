@@ -36,7 +36,6 @@ use_carry() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 }
 
-# A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
 # Stops the script (exit 3) unless the card is an H200: for runs whose figures only that card gives.
 h200_only() {
   local name
@@ -44,6 +43,8 @@ h200_only() {
   echo "card: $name"
   case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
 }
+
+# A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
 stage() { echo "== $* ($(date +%T))"; }
 summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
 
