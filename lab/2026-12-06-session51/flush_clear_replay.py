@@ -12,7 +12,14 @@ MARGIN, HOLD = 0.03, 0.02
 ROW = re.compile(r"^\s+(\S+)\s+[\d.]+ ms \(write ([\d.]+), read ([\d.]+)")
 
 
+def clear_0_1_4(e, lw, lr):
+    return e["w"] * (1 + MARGIN) < lw or e["r"] * (1 + MARGIN) < lr
+
+
 def ranked(entries, clear_rule):
+    """clear_rule: False (the rule before 0.1.4), True (0.1.4's) or a predicate (entry, lib write, lib read)."""
+    if clear_rule is True:
+        clear_rule = clear_0_1_4
     lib = [e for e in entries if e["lib"]]
     if not lib:
         return [e["geo"] for e in entries]
@@ -24,7 +31,7 @@ def ranked(entries, clear_rule):
         if not e["lib"]:
             if e["w"] > (1 + HOLD) * lw or e["r"] > (1 + HOLD) * lr:
                 x = max(x, lg * (1 + 2 * MARGIN))
-            elif clear_rule and (e["w"] * (1 + MARGIN) < lw or e["r"] * (1 + MARGIN) < lr):
+            elif clear_rule and clear_rule(e, lw, lr):
                 clear.append(i)
         ms.append(x)
     if clear:

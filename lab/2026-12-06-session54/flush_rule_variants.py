@@ -13,35 +13,15 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "2026-12-06-session51"))
 import flush_clear_replay as fr  # noqa: E402
 
-MARGIN, HOLD = fr.MARGIN, fr.HOLD
+MARGIN = fr.MARGIN
 
 
-def ranked_guard(entries):
-    lib = [e for e in entries if e["lib"]]
-    if not lib:
-        return [e["geo"] for e in entries]
-    lw, lr = min(e["w"] for e in lib), min(e["r"] for e in lib)
-    lg = min(e["geo"] for e in lib)
-    ms, clear = [], []
-    for i, e in enumerate(entries):
-        x = e["geo"]
-        if not e["lib"]:
-            if e["w"] > (1 + HOLD) * lw or e["r"] > (1 + HOLD) * lr:
-                x = max(x, lg * (1 + 2 * MARGIN))
-            elif e["r"] * (1 + MARGIN) < lr or (e["w"] * (1 + MARGIN) < lw and e["r"] <= lr):
-                clear.append(i)
-        ms.append(x)
-    if clear:
-        cg = min(ms[i] for i in clear)
-        s = lg / ((1 + 2 * MARGIN) * cg)
-        if s < 1:
-            for i in clear:
-                ms[i] *= s
-    return ms
+def read_guard(e, lw, lr):
+    return e["r"] * (1 + MARGIN) < lr or (e["w"] * (1 + MARGIN) < lw and e["r"] <= lr)
 
 
 def main():
-    rules = {"0.1.4": lambda r: fr.ranked(r, True), "read-guard": ranked_guard}
+    rules = {"0.1.4": lambda r: fr.ranked(r, True), "read-guard": lambda r: fr.ranked(r, read_guard)}
     stats = {k: {"changed": 0, "lw": 0.0, "lr": 0.0, "low_r": []} for k in rules}
     total = 0
     for path in sys.argv[1:]:
