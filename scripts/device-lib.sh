@@ -44,6 +44,25 @@ h200_only() {
   case "$name" in *H200*) ;; *) echo "not an H200: stopping"; exit 3 ;; esac
 }
 
+# Exports TMAGEMM_REDIS_SERVER for the remote cache GPU tests (RemoteCacheGpu.*): one set already, one on PATH, or the
+# server carried in .carry/redis/ (the GPU machine has none and no network; built there by
+#   mkdir -p .carry/redis && cp -L /usr/bin/redis-server /lib/x86_64-linux-gnu/liblzf.so.1 \
+#     /lib/x86_64-linux-gnu/libjemalloc.so.2 .carry/redis/   # and carry .carry/redis
+# : Debian 12's binary and the two libraries Ubuntu 24.04 lacks) through a wrapper that puts them on its library
+# path. Prints which; returns 1 (tests then skip with a message) when none runs here.
+carried_redis() {
+  local redis=${TMAGEMM_REDIS_SERVER:-$(command -v redis-server || true)} wrapper=/tmp/tmagemm-redis-server
+  if [ -z "$redis" ] && [ -x .carry/redis/redis-server ]; then
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
+      "$PWD/.carry/redis" "$PWD/.carry/redis/redis-server" > "$wrapper"
+    chmod +x "$wrapper"
+    if "$wrapper" --version > /dev/null 2>&1; then redis=$wrapper; else echo "carried redis-server does not run here:"; "$wrapper" --version 2>&1 | head -3; fi
+  fi
+  if [ -z "$redis" ]; then echo "redis-server: none here, none carried in .carry/redis/"; return 1; fi
+  export TMAGEMM_REDIS_SERVER=$redis
+  echo "redis-server: $redis ($("$redis" --version | head -n 1))"
+}
+
 # A stage header with the time, and the one-line summary of a gtest / compute-sanitizer log.
 stage() { echo "== $* ($(date +%T))"; }
 summary() { grep -E "ERROR SUMMARY|^\[  (PASSED|FAILED) |tests ran" "$1" | tr '\n' ' '; echo; }
