@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Superseded by lab/2026-12-06-session56/device-56c.sh and device-56d.sh (this script's 80 s a memcheck group is too short for stream-K).
 # device-55c.sh — third of three (device-55a.sh says why): compute-sanitizer memcheck of each backend's test group and
 # of the paths whose indexing is their own (pad scratch, stream-K fixup, grouped rows, batched descriptors, addmm and
 # scaled_mm epilogues, skinny's cluster reduction, PDL), each group within its own limit so that one slow group does
