@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# device-57a.sh — the fifty-seventh session's first call: on an H200, device-55a.sh (the grouped suite under 0.1.4 on a
-# fresh database, then the long GPU test groups). Every H100 run of version 0.1.4 is done (sessions 54-56), so on any
-# other card it only names the card and stops, and the machine is handed back at once.
-# Carry [".carry/bin", ".carry/kcache.tgz", ".carry/redis"].
+# device-57a.sh — the fifty-seventh session's first call, H200 only (every H100 run of version 0.1.4 is done, sessions
+# 54-56): the long GPU test groups of device-55a.sh (PersistentTma, StreamK, Addmm but its grid, ScaledMm, GroupedMm),
+# without its grouped bench, which waits until the tests and memcheck have run on the H200 (device-57e.sh). On any
+# other card it names the card and stops, and the machine is handed back at once.
+# Carry [".carry/bin", ".carry/kcache.tgz", ".carry/redis"]. ~7 min on an H200.
+out=$OUT
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "card: $name" | tee "$OUT/card.txt"
-case "$name" in
-  *H200*) exec bash lab/2026-12-06-session55/device-55a.sh ;;
-esac
-echo "not an H200: nothing to run"
+case "$name" in *H200*) ;; *) echo "not an H200: nothing to run"; exit 3 ;; esac
+source scripts/device-lib.sh
+use_carry >/dev/null
+gpu_tests 'PersistentTma.*:StreamK.*:Addmm.*:ScaledMm.*:GroupedMm.*-Addmm/AddmmGrid.*' "${LIMIT:-380}"
+mv "$out/gpu-tests.txt" "$out/gpu-tests-long.txt"
+stage done
