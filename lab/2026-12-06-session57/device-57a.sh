@@ -5,10 +5,8 @@
 # other card it names the card and stops, and the machine is handed back at once.
 # Carry [".carry/bin", ".carry/kcache.tgz", ".carry/redis"]. ~7 min on an H200.
 out=$OUT
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "card: $name" | tee "$OUT/card.txt"
-case "$name" in *H200*) ;; *) echo "not an H200: nothing to run"; exit 3 ;; esac
 source scripts/device-lib.sh
+h200_only
 use_carry >/dev/null
 gpu_tests 'PersistentTma.*:StreamK.*:Addmm.*:ScaledMm.*:GroupedMm.*-Addmm/AddmmGrid.*' "${LIMIT:-380}"
 mv "$out/gpu-tests.txt" "$out/gpu-tests-long.txt"
