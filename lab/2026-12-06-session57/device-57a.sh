@@ -8,6 +8,6 @@ out=$OUT
 source scripts/device-lib.sh
 h200_only
 use_carry >/dev/null
-gpu_tests 'PersistentTma.*:StreamK.*:Addmm.*:ScaledMm.*:GroupedMm.*-Addmm/AddmmGrid.*' "${LIMIT:-380}"
+gpu_tests 'PersistentTma.*:StreamK.*:Addmm.*:ScaledMm.*:GroupedMm.*-Addmm/AddmmGrid.*' "${LIMIT:-450}"
 mv "$out/gpu-tests.txt" "$out/gpu-tests-long.txt"
 stage done
